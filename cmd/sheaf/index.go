@@ -1,0 +1,131 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/tools"
+	"github.com/sheaf-dev/sheaf/shared/vault/vaultgen"
+)
+
+func indexCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "index --vault DIR",
+		Short: "Build or refresh the vault's index, with a progress bar",
+		Args:  cobra.NoArgs,
+	}
+	cfg := withConfig(cmd)
+	quiet := cmd.Flags().Bool("quiet", false, "no progress bar")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		l, err := config.OpenLocal(cmd.Context(), cfg, logger(cfg.LogLevel))
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		var bar *progressbar.ProgressBar
+		progress := func(done, total int) {
+			if *quiet {
+				return
+			}
+			if bar == nil {
+				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr),
+					progressbar.OptionSetDescription("indexing"), progressbar.OptionShowCount(),
+					progressbar.OptionSetItsString("notes"), progressbar.OptionShowIts(), progressbar.OptionClearOnFinish())
+			}
+			_ = bar.Set(done)
+		}
+		st, err := l.Indexer.Sync(cmd.Context(), progress)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%d notes (%d indexed, %d unchanged, %d removed, %d skipped), %d attachments in %s\n",
+			st.Notes, st.Indexed, st.Kept, st.Removed, st.Skipped, st.Attachments, st.Elapsed.Round(1e6))
+		probs := l.Indexer.Status().Problems
+		paths := make([]string, 0, len(probs))
+		for p := range probs {
+			paths = append(paths, p)
+		}
+		sort.Strings(paths)
+		for _, p := range paths {
+			fmt.Printf("  %s: %s\n", p, probs[p])
+		}
+		return nil
+	}
+	return cmd
+}
+
+func searchCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "search --vault DIR QUERY...",
+		Short: "Search the vault from the shell (refreshes the index first)",
+		Args:  cobra.MinimumNArgs(1),
+	}
+	cfg := withConfig(cmd)
+	asJSON := cmd.Flags().Bool("json", false, "print the search tool's JSON result")
+	limit := cmd.Flags().Int("limit", 10, "how many results")
+	anyWord := cmd.Flags().Bool("any", false, "rank notes matching any word (for questions)")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		l, err := config.OpenLocal(cmd.Context(), cfg, logger("warn"))
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		if _, err := l.Indexer.Sync(cmd.Context(), nil); err != nil {
+			return err
+		}
+		s, err := tools.NewServer(l.Vault)
+		if err != nil {
+			return err
+		}
+		match := "all"
+		if *anyWord {
+			match = "any"
+		}
+		res, err := s.Search(cmd.Context(), tools.SearchArgs{Query: strings.Join(args, " "), Limit: *limit, Mode: "fulltext", Match: match})
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(res)
+		}
+		for i, h := range res.Items {
+			fmt.Printf("%2d. %s  (%s, %.2f)\n    %s\n", i+1, h.Path, h.Title, h.Score, strings.ReplaceAll(h.Snippet, "\n", " "))
+		}
+		fmt.Printf("%d of %d matches\n", len(res.Items), res.Total)
+		if res.Hint != "" {
+			fmt.Println(res.Hint)
+		}
+		return nil
+	}
+	return cmd
+}
+
+func genCmd() *cobra.Command {
+	var opt vaultgen.Options
+	cmd := &cobra.Command{
+		Use:    "gen DIR",
+		Short:  "Write a deterministic synthetic vault (for benchmarks)",
+		Args:   cobra.ExactArgs(1),
+		Hidden: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := vaultgen.Generate(args[0], opt)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("%d notes, %d bytes, %d links, %d tags\n", st.Notes, st.Bytes, st.Links, st.Tags)
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&opt.Notes, "notes", 10000, "how many notes")
+	cmd.Flags().Int64Var(&opt.Seed, "seed", 1, "random seed (same seed, same vault)")
+	return cmd
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
+)
+
+// bin is the sheaf binary built once for every test in this package.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "sheaf-bin-")
+	if err != nil {
+		panic(err)
+	}
+	bin = filepath.Join(dir, "sheaf")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building sheaf: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// sampleVault copies infra/sample-vault to a temporary folder (tests may
+// write to it, and the server writes .sheaf/ into it) and adds the
+// oversized attachment the suite expects.
+func sampleVault(t testing.TB) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "sample-vault")
+	if err := os.CopyFS(dst, os.DirFS("../../infra/sample-vault")); err != nil {
+		t.Fatalf("copying the sample vault: %v", err)
+	}
+	huge := filepath.Join(dst, "assets", "huge.bin")
+	if err := os.MkdirAll(filepath.Dir(huge), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(huge, make([]byte, toolstest.HugeAttachmentBytes), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func connect(t testing.TB, transport mcp.Transport) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "sheaf-conformance", Version: "1"}, nil)
+	s, err := client.Connect(ctx, transport, nil)
+	if err != nil {
+		t.Fatalf("connecting: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// stdioSession starts `sheaf serve` over stdio on vault.
+func stdioSession(t testing.TB, vault string, extra ...string) *mcp.ClientSession {
+	args := append([]string{"serve", "--vault", vault, "--log-level", "warn"}, extra...)
+	cmd := exec.Command(bin, args...)
+	cmd.Stderr = os.Stderr
+	return connect(t, &mcp.CommandTransport{Command: cmd})
+}
+
+// httpServer starts `sheaf serve --http` on a free loopback port and
+// returns the endpoint URL once /healthz answers.
+func httpServer(t testing.TB, vault string, extra ...string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	args := append([]string{"serve", "--vault", vault, "--http", addr, "--log-level", "warn"}, extra...)
+	cmd := exec.Command(bin, args...)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	base := "http://" + addr
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return base + "/mcp"
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sheaf serve --http did not come up: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func httpSession(t testing.TB, endpoint string) *mcp.ClientSession {
+	return connect(t, &mcp.StreamableClientTransport{Endpoint: endpoint, DisableStandaloneSSE: true, MaxRetries: -1})
+}
+
+func TestConformanceStdio(t *testing.T) {
+	vault := sampleVault(t)
+	toolstest.Run(t, func(t *testing.T) *mcp.ClientSession { return stdioSession(t, vault) })
+}
+
+func TestConformanceHTTP(t *testing.T) {
+	endpoint := httpServer(t, sampleVault(t))
+	toolstest.Run(t, func(t *testing.T) *mcp.ClientSession { return httpSession(t, endpoint) })
+}

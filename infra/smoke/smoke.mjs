@@ -1,0 +1,199 @@
+// Smoke test of a built sheaf binary with the official TypeScript MCP SDK.
+//
+//   node smoke.mjs
+//
+// Environment:
+//   SHEAF_BIN        server binary (default: ../../bin/sheaf beside this file)
+//   SHEAF_VAULT      vault to serve over stdio (default: ../sample-vault)
+//   SHEAF_HTTP_URL   also run the checks over Streamable HTTP against this URL
+//                    (e.g. http://127.0.0.1:8787/mcp); the server must already run
+//   SHEAF_HTTP_TOKEN bearer token for the HTTP endpoint, if it needs one
+//   SHEAF_SMOKE_WAIT_MS how long to retry an empty search while the server
+//                    indexes in the background (default 20000)
+//
+// The last line of output is "N passed, M failed"; the exit code is non-zero
+// when any check failed.
+
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const bin = process.env.SHEAF_BIN
+  ? path.resolve(process.env.SHEAF_BIN)
+  : path.resolve(here, "../../bin/sheaf");
+const vault = process.env.SHEAF_VAULT
+  ? path.resolve(process.env.SHEAF_VAULT)
+  : path.resolve(here, "../sample-vault");
+const waitMs = Number(process.env.SHEAF_SMOKE_WAIT_MS ?? 20000);
+const requiredTools = ["get_vault_info", "search", "read_note", "list_notes"];
+
+let passed = 0;
+let failed = 0;
+
+function ok(label, detail = "") {
+  passed++;
+  console.log(`ok    ${label}${detail ? ` (${detail})` : ""}`);
+}
+
+function fail(label, detail) {
+  failed++;
+  console.log(`FAIL  ${label}: ${detail}`);
+}
+
+// check runs one named step; a thrown error fails the step, not the run.
+async function check(label, fn) {
+  try {
+    const detail = await fn();
+    ok(label, detail);
+    return true;
+  } catch (err) {
+    fail(label, err?.message ?? String(err));
+    return false;
+  }
+}
+
+function assert(cond, message) {
+  if (!cond) throw new Error(message);
+}
+
+function textOf(result) {
+  return (result.content ?? [])
+    .filter((c) => c.type === "text")
+    .map((c) => c.text)
+    .join("\n");
+}
+
+// callTool wraps client.callTool so a protocol error or an SDK validation
+// error (for example, structuredContent that does not match the tool's
+// outputSchema) names the tool in the failure.
+async function callTool(client, name, args) {
+  try {
+    return await client.callTool({ name, arguments: args });
+  } catch (err) {
+    throw new Error(`${name}(${JSON.stringify(args)}) threw: ${err?.message ?? err}`);
+  }
+}
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+// runChecks runs the same checks over one connected client.
+async function runChecks(transportName, client) {
+  const t = (label) => `[${transportName}] ${label}`;
+
+  await check(t("tools/list has the core tools"), async () => {
+    const names = new Set();
+    let cursor;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : {});
+      for (const tool of page.tools) names.add(tool.name);
+      cursor = page.nextCursor;
+    } while (cursor);
+    const missing = requiredTools.filter((n) => !names.has(n));
+    assert(missing.length === 0, `missing tools: ${missing.join(", ")}`);
+    return `${names.size} tools`;
+  });
+
+  await check(t("get_vault_info"), async () => {
+    const res = await callTool(client, "get_vault_info", {});
+    assert(!res.isError, `isError: ${textOf(res)}`);
+    const info = res.structuredContent;
+    assert(info && typeof info === "object", "no structuredContent");
+    assert(typeof info.noteCount === "number", `noteCount is ${JSON.stringify(info.noteCount)}`);
+    return `noteCount=${info.noteCount}`;
+  });
+
+  let hitPath;
+  await check(t('search {query: "garden"}'), async () => {
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const res = await callTool(client, "search", { query: "garden" });
+      assert(!res.isError, `isError: ${textOf(res)}`);
+      const items = res.structuredContent?.items;
+      assert(Array.isArray(items), "structuredContent.items is not an array");
+      if (items.length > 0) {
+        hitPath = items[0].path;
+        assert(typeof hitPath === "string" && hitPath !== "", "first item has no path");
+        return `${items.length} items, first ${hitPath}`;
+      }
+      // The handshake never waits for indexing: retry while the index fills.
+      if (Date.now() >= deadline) throw new Error(`no items after ${waitMs} ms`);
+      await sleep(250);
+    }
+  });
+
+  await check(t("read_note on a search hit"), async () => {
+    assert(hitPath, "no path from search");
+    const res = await callTool(client, "read_note", { path: hitPath });
+    assert(!res.isError, `isError: ${textOf(res)}`);
+    const note = res.structuredContent;
+    assert(note && typeof note.content === "string", "structuredContent.content is not a string");
+    assert(note.content.length > 0, "content is empty");
+    assert(note.path === hitPath, `path ${JSON.stringify(note.path)} != ${JSON.stringify(hitPath)}`);
+    return `${note.content.length} chars`;
+  });
+
+  await check(t('read_note {path: "../etc/passwd"} is path-invalid'), async () => {
+    const res = await callTool(client, "read_note", { path: "../etc/passwd" });
+    assert(res.isError === true, `isError is ${JSON.stringify(res.isError)}`);
+    const kind = res.kind ?? res.structuredContent?.kind;
+    assert(kind === "path-invalid", `kind is ${JSON.stringify(kind)}`);
+    assert(!textOf(res).includes("root:"), "error text leaks file content");
+    return `kind=${kind}`;
+  });
+}
+
+// withClient connects a fresh client over transport, runs the checks and
+// always closes the transport.
+async function withClient(transportName, transport) {
+  const client = new Client({ name: "sheaf-smoke", version: "0.0.0" });
+  const connected = await check(`[${transportName}] connect + initialize`, async () => {
+    await client.connect(transport);
+    const server = client.getServerVersion();
+    return server ? `${server.name} ${server.version}` : "";
+  });
+  try {
+    if (connected) await runChecks(transportName, client);
+  } finally {
+    await client.close().catch(() => {});
+  }
+}
+
+async function main() {
+  console.log(`sheaf: ${bin}`);
+  console.log(`vault: ${vault}`);
+  await withClient(
+    "stdio",
+    new StdioClientTransport({
+      command: bin,
+      args: ["serve", "--vault", vault],
+      // Pass SHEAF_* settings through; the SDK's default keeps only a safe few.
+      env: {
+        ...getDefaultEnvironment(),
+        ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("SHEAF_"))),
+      },
+      stderr: "inherit",
+    }),
+  );
+
+  const url = process.env.SHEAF_HTTP_URL;
+  if (url) {
+    const token = process.env.SHEAF_HTTP_TOKEN;
+    const requestInit = token ? { headers: { Authorization: `Bearer ${token}` } } : undefined;
+    await withClient("http", new StreamableHTTPClientTransport(new URL(url), { requestInit }));
+  } else {
+    console.log("skip  [http] SHEAF_HTTP_URL is not set");
+  }
+}
+
+try {
+  await main();
+} catch (err) {
+  fail("smoke run", err?.stack ?? String(err));
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed > 0 ? 1 : 0);

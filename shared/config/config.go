@@ -1,0 +1,79 @@
+// Package config turns flags and SHEAF_* environment variables into wired
+// adapters. A flag and its variable mean the same (--max-attachment-bytes is
+// SHEAF_MAX_ATTACHMENT_BYTES); a flag given on the command line wins.
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// Config is everything a Sheaf process can be told.
+type Config struct {
+	Vault              string   // a folder (s3://bucket/prefix lands with the cloud adapters)
+	VaultID            string   // the `vault` argument's value; default: from the folder name
+	State              string   // where derived state lives; default <vault>/.sheaf
+	HTTP               string   // listen address for streamable HTTP; "" = stdio
+	Token              string   // bearer token for HTTP
+	AllowedOrigins     []string // extra browser origins allowed on HTTP
+	Profile            string   // tool profile: core or full
+	ImmutablePaths     []string // write-once prefixes
+	MaxAttachmentBytes int64    // read_attachment cap
+	MaxNoteBytes       int64    // largest note indexed or read
+	NoWatch            bool     // do not follow file changes
+	LogLevel           string   // debug, info, warn, error
+}
+
+// Flags registers the settings on fs. Call Env after fs.Parse.
+func (c *Config) Flags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.Vault, "vault", "", "the vault: a folder of Markdown notes")
+	fs.StringVar(&c.VaultID, "vault-id", "", "the vault's id for the `vault` tool argument (default: from the folder name)")
+	fs.StringVar(&c.State, "state", "", "folder for the index and catalog (default <vault>/.sheaf, or the user cache folder when the vault is read-only)")
+	fs.StringVar(&c.HTTP, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8787) instead of stdio")
+	fs.StringVar(&c.Token, "token", "", "bearer token required by the HTTP endpoint (required to listen beyond loopback)")
+	fs.StringSliceVar(&c.AllowedOrigins, "allowed-origins", nil, "browser origins allowed to call the HTTP endpoint besides loopback ones")
+	fs.StringVar(&c.Profile, "profile", "full", "tool profile: core (the dozen most used tools) or full")
+	fs.StringSliceVar(&c.ImmutablePaths, "immutable-paths", []string{"sources/"}, "write-once folder prefixes")
+	fs.Int64Var(&c.MaxAttachmentBytes, "max-attachment-bytes", 5<<20, "largest file read_attachment returns")
+	fs.Int64Var(&c.MaxNoteBytes, "max-note-bytes", 16<<20, "largest note indexed or read")
+	fs.BoolVar(&c.NoWatch, "no-watch", false, "do not follow changes to the vault folder")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+}
+
+// Env fills every flag not set on the command line from its SHEAF_*
+// variable, e.g. --vault from SHEAF_VAULT.
+func Env(fs *pflag.FlagSet) error {
+	var err error
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Changed || err != nil {
+			return
+		}
+		name := "SHEAF_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(name); ok {
+			if serr := fs.Set(f.Name, v); serr != nil {
+				err = fmt.Errorf("%s: %w", name, serr)
+			}
+		}
+	})
+	return err
+}
+
+var nonID = regexp.MustCompile(`[^a-z0-9_-]+`)
+
+// VaultIDFrom derives a vault id (^[a-z0-9_-]{1,64}$) from a folder path.
+func VaultIDFrom(dir string) string {
+	id := nonID.ReplaceAllString(strings.ToLower(filepath.Base(filepath.Clean(dir))), "-")
+	id = strings.Trim(id, "-")
+	if len(id) > 64 {
+		id = id[:64]
+	}
+	if id == "" {
+		return "vault"
+	}
+	return id
+}

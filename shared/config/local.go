@@ -1,0 +1,132 @@
+package config
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sheaf-dev/sheaf/indexer"
+	"github.com/sheaf-dev/sheaf/shared/store/fs"
+	"github.com/sheaf-dev/sheaf/shared/textindex/embedded"
+	"github.com/sheaf-dev/sheaf/shared/tools"
+	"github.com/sheaf-dev/sheaf/shared/vault"
+)
+
+// Local is a vault folder wired to the embedded adapters: the fs store, the
+// SQLite FTS5 index and the in-memory catalog, kept current by an indexer.
+type Local struct {
+	Vault   *tools.Vault
+	Indexer *indexer.Indexer
+	Root    string // absolute vault folder
+	State   string // folder holding index.db and catalog.json.gz
+	text    *embedded.Index
+}
+
+// OpenLocal opens (or creates) the derived state of a vault folder. It does
+// not index: call Start (background) or Indexer.Sync (foreground).
+func OpenLocal(ctx context.Context, c *Config, log *slog.Logger) (*Local, error) {
+	if c.Vault == "" {
+		return nil, errors.New("no vault: pass --vault DIR or set SHEAF_VAULT")
+	}
+	if strings.Contains(c.Vault, "://") {
+		return nil, fmt.Errorf("vault %q: only local folders are supported by this build", c.Vault)
+	}
+	root, err := filepath.Abs(c.Vault)
+	if err != nil {
+		return nil, err
+	}
+	st, err := fs.Open(root)
+	if err != nil {
+		return nil, fmt.Errorf("opening the vault: %w", err)
+	}
+	state, err := stateDir(c.State, root)
+	if err != nil {
+		return nil, err
+	}
+	text, err := embedded.Open(filepath.Join(state, "index.db"))
+	if err != nil {
+		return nil, fmt.Errorf("opening the text index: %w", err)
+	}
+	snaps := indexer.FileSnapshots{Path: filepath.Join(state, "catalog.json.gz")}
+	cat, err := snaps.Load(ctx)
+	if err != nil {
+		log.Warn("catalog snapshot unreadable; rebuilding", "err", err)
+	}
+	if cat == nil {
+		cat = vault.NewCatalog()
+	}
+	ix := &indexer.Indexer{Store: st, Catalog: cat, Text: text, Snapshots: snaps, MaxNoteBytes: c.MaxNoteBytes, Log: log}
+	id := c.VaultID
+	if id == "" {
+		id = VaultIDFrom(root)
+	}
+	v := &tools.Vault{
+		ID: id, Root: root, Store: st, Text: text, Catalogs: tools.LiveCatalog{C: cat},
+		Status: func() tools.IndexStatus {
+			s := ix.Status()
+			return tools.IndexStatus{State: s.State, Done: s.Done, Total: s.Total, Problems: s.Problems}
+		},
+		ImmutablePaths: c.ImmutablePaths, MaxNoteBytes: c.MaxNoteBytes, MaxAttachmentBytes: c.MaxAttachmentBytes,
+	}
+	return &Local{Vault: v, Indexer: ix, Root: root, State: state, text: text}, nil
+}
+
+// Start reconciles the vault in the background and then, unless noWatch,
+// follows changes until ctx ends. It returns at once.
+func (l *Local) Start(ctx context.Context, noWatch bool) {
+	go func() {
+		if _, err := l.Indexer.Sync(ctx, nil); err != nil && ctx.Err() == nil {
+			l.Indexer.Log.Error("indexing the vault", "err", err)
+		}
+		if noWatch || ctx.Err() != nil {
+			return
+		}
+		if err := l.Indexer.Watch(ctx, l.Root); err != nil {
+			l.Indexer.Log.Error("watching the vault", "err", err)
+		}
+	}()
+}
+
+// Close saves the catalog and closes the index.
+func (l *Local) Close() error {
+	serr := l.Indexer.Save(context.Background())
+	return errors.Join(serr, l.text.Close())
+}
+
+// stateDir picks where derived state lives: the flag, else <vault>/.sheaf,
+// else (a read-only vault) a folder in the user cache named after the vault.
+func stateDir(flag, root string) (string, error) {
+	if flag != "" {
+		return flag, os.MkdirAll(flag, 0o755)
+	}
+	dir := filepath.Join(root, ".sheaf")
+	if writable(dir) {
+		return dir, nil
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("the vault is read-only and there is no cache folder: pass --state: %w", err)
+	}
+	sum := sha256.Sum256([]byte(root))
+	dir = filepath.Join(cache, "sheaf", VaultIDFrom(root)+"-"+hex.EncodeToString(sum[:4]))
+	return dir, os.MkdirAll(dir, 0o755)
+}
+
+func writable(dir string) bool {
+	if os.MkdirAll(dir, 0o755) != nil {
+		return false
+	}
+	f, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		return false
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return true
+}

@@ -1,0 +1,59 @@
+// Package store is the object-store port: the vault's files and Sheaf's own
+// objects under ".sheaf/". Adapters live in sub-packages (fs, s3); every
+// adapter passes storetest.Run.
+//
+// Paths are always vault-relative, NFC, with forward slashes; CleanPath is
+// the one gate every path from outside passes through.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Sentinel errors; adapters wrap them so callers test with errors.Is.
+var (
+	ErrNotFound    = errors.New("store: not found")
+	ErrConflict    = errors.New("store: precondition failed")
+	ErrPathInvalid = errors.New("store: path invalid")
+	ErrTooLarge    = errors.New("store: object too large")
+)
+
+// Object describes one stored file.
+type Object struct {
+	Path     string    // vault-relative, NFC
+	Size     int64     //
+	Modified time.Time //
+	ETag     string    // opaque; changes whenever the content changes
+	Version  string    // version id where the backend has one, else ""
+}
+
+// PutOptions make a write conditional.
+type PutOptions struct {
+	IfMatch     string // write only if the current ETag equals this
+	IfNoneMatch bool   // write only if the object does not exist
+}
+
+// Store is a flat namespace of objects addressed by vault-relative paths.
+type Store interface {
+	// List calls fn for every object under prefix ("" for all), in no
+	// particular order. Objects inside hidden folders (a path segment starting
+	// with '.') are skipped unless prefix itself names a hidden folder.
+	// Returning an error from fn stops the walk and returns that error.
+	List(ctx context.Context, prefix string, fn func(Object) error) error
+	// Stat returns the object's metadata, or ErrNotFound.
+	Stat(ctx context.Context, path string) (Object, error)
+	// Get returns at most max bytes of the object (max <= 0: no limit) and its
+	// metadata; ErrNotFound if missing, ErrTooLarge if bigger than max.
+	Get(ctx context.Context, path string, max int64) ([]byte, Object, error)
+	// Put writes the object, creating parent folders; ErrConflict when a
+	// condition in opts fails.
+	Put(ctx context.Context, path string, data []byte, opts PutOptions) (Object, error)
+	// Delete removes the object; deleting a missing object is not an error.
+	// With ifMatch != "" it fails with ErrConflict unless the ETag matches.
+	Delete(ctx context.Context, path string, ifMatch string) error
+	// Folders lists every folder under prefix, empty ones too, excluding
+	// hidden folders (see List).
+	Folders(ctx context.Context, prefix string) ([]string, error)
+}

@@ -1,0 +1,172 @@
+package embedded
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sheaf-dev/sheaf/shared/textindex"
+	"github.com/sheaf-dev/sheaf/shared/vault"
+)
+
+// corpus is a synthetic vault: pseudo-words drawn with a Zipf distribution
+// from a fixed-seed vocabulary, so runs are comparable.
+type corpus struct {
+	vocab []string
+	docs  []textindex.Doc
+	bytes int64
+}
+
+func newCorpus(n, docBytes int) *corpus {
+	rng := rand.New(rand.NewSource(42))
+	syll := []string{"ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "zo", "pe", "qua", "dri", "ste", "mon", "far", "lin", "gor", "ux", "bel", "thi"}
+	c := &corpus{}
+	seen := map[string]bool{}
+	for len(c.vocab) < 30000 {
+		var w strings.Builder
+		for range 2 + rng.Intn(3) {
+			w.WriteString(syll[rng.Intn(len(syll))])
+		}
+		if !seen[w.String()] {
+			seen[w.String()] = true
+			c.vocab = append(c.vocab, w.String())
+		}
+	}
+	zipf := rand.NewZipf(rng, 1.1, 2, uint64(len(c.vocab)-1))
+	word := func() string { return c.vocab[zipf.Uint64()] }
+	sentence := func(b *strings.Builder) {
+		for i := range 8 + rng.Intn(10) {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(word())
+		}
+		b.WriteString(". ")
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		d := textindex.Doc{
+			Path:     fmt.Sprintf("folder%02d/note %05d.md", i%40, i),
+			Title:    word() + " " + word(),
+			Tags:     []string{fmt.Sprintf("area%d/topic%d", i%7, i%31), fmt.Sprintf("status%d", i%3)},
+			Author:   fmt.Sprintf("Author %d", i%20),
+			Entities: []string{fmt.Sprintf("Entity%d", i%97)},
+			Modified: t0.Add(time.Duration(i) * time.Minute),
+		}
+		var body strings.Builder
+		for s := 0; body.Len() < docBytes; s++ {
+			var sec strings.Builder
+			heading := word() + " " + word()
+			d.Headings = append(d.Headings, heading)
+			sec.WriteString("## " + heading + "\n")
+			for sec.Len() < docBytes/5 {
+				sentence(&sec)
+			}
+			d.Passages = append(d.Passages, vault.Passage{
+				Ordinal: s, HeadingPath: []string{heading}, HeadingID: strings.ReplaceAll(heading, " ", "-"), Text: sec.String(),
+			})
+			body.WriteString(sec.String())
+			body.WriteString("\n\n")
+		}
+		d.Body = body.String()
+		c.bytes += int64(len(d.Body))
+		c.docs = append(c.docs, d)
+	}
+	return c
+}
+
+func BenchmarkUpsert10k(b *testing.B) {
+	c := newCorpus(10000, 5000)
+	b.SetBytes(c.bytes)
+	ctx := context.Background()
+	i := 0
+	cpu0 := cpuTime()
+	for b.Loop() {
+		i++
+		ix, err := Open(filepath.Join(b.TempDir(), fmt.Sprintf("index%d.db", i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := ix.Upsert(ctx, c.docs...); err != nil {
+			b.Fatal(err)
+		}
+		ix.Close()
+	}
+	b.ReportMetric((cpuTime() - cpu0).Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric(float64(len(c.docs))*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
+}
+
+// cpuTime is the process's user+system CPU time: on a shared machine it
+// says more than wall time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func BenchmarkSearch(b *testing.B) {
+	c := newCorpus(10000, 5000)
+	ix, err := Open(filepath.Join(b.TempDir(), "index.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	ctx := context.Background()
+	if err := ix.Upsert(ctx, c.docs...); err != nil {
+		b.Fatal(err)
+	}
+	v := c.vocab
+	// A phrase that occurs: two adjacent words of some passage.
+	firstWords := strings.Fields(c.docs[123].Passages[1].Text)
+	phrase := `"` + firstWords[3] + " " + firstWords[4] + `"`
+	type qspec struct {
+		q    textindex.Query
+		opts textindex.Options
+	}
+	parse := func(s string, o textindex.Options) qspec { return qspec{textindex.ParseQuery(s), o} }
+	none := textindex.Options{Limit: 10}
+	mix := []qspec{
+		parse(v[2], none),                     // the most common word
+		parse(v[3]+" "+v[5], none),            // two common words
+		parse(v[20000], none),                 // rare
+		parse(v[300]+" "+v[600], none),         // two mid-frequency words
+		parse(v[2][:2], none),                 // 2-char prefix: a huge expansion
+		parse(v[40][:3], none),                // 3-char prefix
+		parse(phrase, none),                   // phrase
+		parse(v[4]+" OR "+v[25000], none),     // OR
+		parse(v[3]+" -"+v[6], none),           // NOT
+		parse(v[2], textindex.Options{Limit: 10, Filter: textindex.Filter{Tags: []string{"area3/topic10"}}}),
+		parse(v[2], textindex.Options{Limit: 10, Filter: textindex.Filter{PathPrefix: "folder07/", Author: "author 7"}}),
+		parse(v[100], textindex.Options{Limit: 10, Unit: textindex.Passages}),
+		parse(v[2], textindex.Options{Limit: 25, Unit: textindex.Passages}),
+		{textindex.QuestionQuery(fmt.Sprintf("how does %s relate to %s and %s?", v[50], v[500], v[5000])), none},
+	}
+	var lat []time.Duration
+	i := 0
+	for b.Loop() {
+		s := mix[i%len(mix)]
+		i++
+		t0 := time.Now()
+		res, err := ix.Search(ctx, s.q, s.opts)
+		lat = append(lat, time.Since(t0))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Hits) == 0 {
+			b.Fatalf("query %+v found nothing", s.q)
+		}
+	}
+	slices.Sort(lat)
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
+	b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
+	b.ReportMetric(ms(lat[len(lat)-1]), "max-ms")
+}

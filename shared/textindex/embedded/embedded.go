@@ -1,0 +1,246 @@
+// Package embedded is the default full-text index: SQLite FTS5 through
+// modernc.org/sqlite (pure Go), in one file such as .sheaf/index.db or in
+// memory.
+//
+// Notes and their passages are indexed in two contentless FTS5 tables
+// (tokenizer unicode61 with diacritics removed, prefix indexes of 2-4
+// characters, rank = weighted bm25); the original passage text and the
+// filterable metadata live in ordinary tables. Scripts written without spaces
+// (Chinese, Japanese, Thai, ...) are indexed one character per token.
+// Filters are applied in SQL before ranking, and snippets are cut from the
+// best-matching passage of each returned hit only.
+package embedded
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+
+	"modernc.org/sqlite"
+
+	"github.com/sheaf-dev/sheaf/shared/textindex"
+)
+
+// schemaVersion changes whenever the tables below change; an index file with
+// another version is dropped and rebuilt (it is derived data).
+const schemaVersion = "3"
+
+// tables lists every table the schema creates, for dropping an old version.
+var tables = []string{"meta", "notes", "tags", "entities", "passages", "notes_fts", "passages_fts"}
+
+// Passage rows get the id noteID<<passageBits | index, so a note's passages
+// are one contiguous rowid range in both the passages table and the FTS
+// table. Notes with more passages than that keep only the first ones.
+const (
+	passageBits = 20
+	maxPassages = 1 << passageBits
+)
+
+var tokenize = `tokenize='unicode61 remove_diacritics 2', prefix='` + func() string {
+	if v := os.Getenv("NP"); v != "" {
+		return v
+	}
+	return "2 3 4"
+}() + `'`
+
+var schema = []string{
+	`CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+	`CREATE TABLE notes(
+		id INTEGER PRIMARY KEY,
+		path TEXT NOT NULL UNIQUE,
+		title TEXT NOT NULL,
+		author TEXT NOT NULL, -- case-folded, for the author filter
+		modified TEXT NOT NULL, -- RFC 3339, UTC
+		npassages INTEGER NOT NULL
+	)`,
+	// tags holds every tag and its nested ancestors ("a/b/c", "a/b", "a"),
+	// lower-cased, so a tag filter matches descendants with one lookup.
+	`CREATE TABLE tags(tag TEXT NOT NULL, note_id INTEGER NOT NULL, PRIMARY KEY(tag, note_id)) WITHOUT ROWID`,
+	`CREATE INDEX tags_note ON tags(note_id)`,
+	`CREATE TABLE entities(entity TEXT NOT NULL, note_id INTEGER NOT NULL, PRIMARY KEY(entity, note_id)) WITHOUT ROWID`,
+	`CREATE INDEX entities_note ON entities(note_id)`,
+	`CREATE TABLE passages(
+		id INTEGER PRIMARY KEY, -- note id << 20 | index
+		ordinal INTEGER NOT NULL,
+		heading TEXT NOT NULL,
+		heading_id TEXT NOT NULL,
+		text TEXT NOT NULL
+	)`,
+	`CREATE VIRTUAL TABLE notes_fts USING fts5(title, aliases, headings, tags, body,
+		content='', contentless_delete=1, ` + tokenize + `)`,
+	`CREATE VIRTUAL TABLE passages_fts USING fts5(heading, text,
+		content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'` + pprefix + `)`,
+	`INSERT INTO notes_fts(notes_fts, rank) VALUES('rank', 'bm25(10.0, 8.0, 4.0, 3.0, 1.0)')`,
+	`INSERT INTO passages_fts(passages_fts, rank) VALUES('rank', 'bm25(3.0, 1.0)')`,
+	// A bigger in-memory hash before each flush to disk makes fewer, larger
+	// segments, so a bulk index spends far less time merging them.
+	`INSERT INTO notes_fts(notes_fts, rank) VALUES('hashsize', `+hashsize+`)`,
+	`INSERT INTO passages_fts(passages_fts, rank) VALUES('hashsize', `+hashsize+`)`,
+	`INSERT INTO notes_fts(notes_fts, rank) VALUES('automerge', `+automerge+`)`,
+	`INSERT INTO passages_fts(passages_fts, rank) VALUES('automerge', `+automerge+`)`,
+	`INSERT INTO meta(key, value) VALUES('schema_version', '` + schemaVersion + `')`,
+}
+
+// Index is a SQLite FTS5 full-text index. It is safe for concurrent use:
+// one connection writes while a pool of connections reads (WAL), so searches
+// run while an Upsert is in progress. An in-memory index has one connection
+// and serialises everything.
+type Index struct {
+	w *sql.DB // the single writer
+	r *sql.DB // readers (== w in memory)
+
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt // prepared read statements by SQL text
+}
+
+var _ textindex.Index = (*Index)(nil)
+
+// Open opens or creates the index at path, a SQLite file (its folder must
+// exist); path "" opens a private in-memory index. An index written by
+// another schema version is dropped and recreated empty.
+func Open(path string) (*Index, error) {
+	ix := &Index{stmts: map[string]*sql.Stmt{}}
+	if path == "" {
+		db, err := sql.Open("sqlite", ":memory:?_txlock=immediate")
+		if err != nil {
+			return nil, fmt.Errorf("embedded: open in-memory index: %w", err)
+		}
+		// One connection for ever: closing it would lose the database.
+		db.SetMaxOpenConns(1)
+		db.SetMaxIdleConns(1)
+		db.SetConnMaxLifetime(0)
+		db.SetConnMaxIdleTime(0)
+		ix.w, ix.r = db, db
+	} else {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return nil, fmt.Errorf("embedded: open %s: %w", path, err)
+		}
+		u := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
+		common := "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+		if ix.w, err = sql.Open("sqlite", u+common+"&_txlock=immediate&_pragma=cache_size(-32000)"); err != nil {
+			return nil, fmt.Errorf("embedded: open %s: %w", path, err)
+		}
+		ix.w.SetMaxOpenConns(1)
+		ix.w.SetMaxIdleConns(1)
+		if ix.r, err = sql.Open("sqlite", u+common+"&_pragma=query_only(1)"); err != nil {
+			ix.w.Close()
+			return nil, fmt.Errorf("embedded: open %s: %w", path, err)
+		}
+		n := max(4, runtime.GOMAXPROCS(0))
+		ix.r.SetMaxOpenConns(n)
+		ix.r.SetMaxIdleConns(n)
+	}
+	if err := ix.migrate(context.Background()); err != nil {
+		ix.Close()
+		return nil, fmt.Errorf("embedded: open %s: %w", path, err)
+	}
+	return ix, nil
+}
+
+// migrate creates the schema, or drops and recreates it when the stored
+// version differs.
+func (ix *Index) migrate(ctx context.Context) error {
+	var v string
+	err := ix.w.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&v)
+	if err == nil && v == schemaVersion {
+		return nil
+	}
+	if err != nil && !errors.Is(err, sql.ErrNoRows) && !isNoTable(err) {
+		return err
+	}
+	tx, err := ix.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, t := range tables {
+		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS `+t); err != nil {
+			return err
+		}
+	}
+	for _, s := range schema {
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("create schema: %w", err)
+		}
+	}
+	return tx.Commit()
+}
+
+// Close releases the database. The Index must not be used afterwards.
+func (ix *Index) Close() error {
+	ix.mu.Lock()
+	for _, s := range ix.stmts {
+		s.Close()
+	}
+	ix.stmts = nil
+	ix.mu.Unlock()
+	err := ix.w.Close()
+	if ix.r != ix.w {
+		err = errors.Join(err, ix.r.Close())
+	}
+	return err
+}
+
+// maxStmts bounds the prepared-statement cache; filter shapes beyond it
+// are prepared per call.
+const maxStmts = 128
+
+// query runs a read statement, prepared once per distinct SQL text.
+func (ix *Index) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	ix.mu.Lock()
+	st, ok := ix.stmts[q]
+	if !ok && ix.stmts != nil && len(ix.stmts) < maxStmts {
+		var err error
+		if st, err = ix.r.PrepareContext(ctx, q); err != nil {
+			ix.mu.Unlock()
+			return nil, err
+		}
+		ix.stmts[q] = st
+		ok = true
+	}
+	ix.mu.Unlock()
+	if !ok {
+		return ix.r.QueryContext(ctx, q, args...)
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// sqliteCode returns the primary SQLite result code of err, or 0.
+func sqliteCode(err error) int {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() & 0xff
+	}
+	return 0
+}
+
+func isNoTable(err error) bool {
+	return sqliteCode(err) == 1 // SQLITE_ERROR: "no such table: meta"
+}
+
+var hashsize = func() string {
+	if v := os.Getenv("HS"); v != "" {
+		return v
+	}
+	return "1048576"
+}()
+
+var automerge = func() string {
+	if v := os.Getenv("AM"); v != "" {
+		return v
+	}
+	return "4"
+}()
+var pprefix = func() string {
+	if v := os.Getenv("PP"); v != "" {
+		return ", prefix='" + v + "'"
+	}
+	return ""
+}()

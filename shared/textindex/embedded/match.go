@@ -1,0 +1,144 @@
+package embedded
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/sheaf-dev/sheaf/shared/textindex"
+)
+
+// cleanText prepares text for the index and for queries alike: invalid
+// UTF-8 becomes a space, the text is NFC-normalised, and every character of a
+// script written without spaces (textindex.Unspaced) is surrounded by
+// spaces, so the unicode61 tokenizer indexes such scripts one character per
+// token (unigrams) instead of one giant token per run.
+func cleanText(s string) string {
+	s = strings.ToValidUTF8(s, " ")
+	s = norm.NFC.String(s)
+	return segment(s)
+}
+
+// segment surrounds every unspaced-script character with spaces.
+func segment(s string) string {
+	first := strings.IndexFunc(s, textindex.Unspaced)
+	if first < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/2)
+	b.WriteString(s[:first])
+	for _, r := range s[first:] {
+		if textindex.Unspaced(r) {
+			b.WriteByte(' ')
+			b.WriteRune(r)
+			b.WriteByte(' ')
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// isTokenRune reports whether r is part of a token for the unicode61
+// tokenizer (categories L*, N* and Co). Marks split tokens there too, except
+// the diacritics remove_diacritics folds away; NFC leaves few of those.
+func isTokenRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r)
+}
+
+// tokens splits text the way the index does: runs of token runes, each
+// unspaced-script character a token of its own.
+func tokens(s string) []string {
+	var out []string
+	start := -1
+	for i, r := range s {
+		switch {
+		case textindex.Unspaced(r):
+			if start >= 0 {
+				out = append(out, s[start:i])
+				start = -1
+			}
+			out = append(out, s[i:i+utf8.RuneLen(r)])
+		case isTokenRune(r):
+			if start < 0 {
+				start = i
+			}
+		default:
+			if start >= 0 {
+				out = append(out, s[start:i])
+				start = -1
+			}
+		}
+	}
+	if start >= 0 {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+// termExpr is the FTS5 expression for one term: its tokens as one quoted
+// string (a phrase; FTS5 string syntax, so user text can never be read as an
+// operator, a column filter or NEAR), followed by '*' for a prefix term. It
+// returns "" when the term has no tokens.
+func termExpr(t textindex.Term) string {
+	toks := tokens(strings.ToValidUTF8(norm.NFC.String(t.Text), " "))
+	if len(toks) == 0 {
+		return ""
+	}
+	s := `"` + strings.ReplaceAll(strings.Join(toks, " "), `"`, `""`) + `"`
+	last, _ := utf8.DecodeRuneInString(toks[len(toks)-1])
+	// A unigram of an unspaced script is a whole token: a prefix adds nothing.
+	if t.Prefix && !t.Phrase && !textindex.Unspaced(last) {
+		s += "*"
+	}
+	return s
+}
+
+// matchExpr translates q into an FTS5 MATCH expression:
+// each Conj becomes `(A AND B) NOT C NOT D`, and conjunctions are joined with
+// OR. Terms without tokens are dropped, and so is a Conj left without
+// positive terms. It returns "" when q can match nothing.
+func matchExpr(q textindex.Query) string {
+	var conjs []string
+	for _, c := range q.Any {
+		var all []string
+		for _, t := range c.All {
+			if e := termExpr(t); e != "" {
+				all = append(all, e)
+			}
+		}
+		if len(all) == 0 {
+			continue
+		}
+		s := "(" + strings.Join(all, " AND ") + ")"
+		for _, t := range c.Not {
+			if e := termExpr(t); e != "" {
+				s += " NOT " + e
+			}
+		}
+		conjs = append(conjs, s)
+	}
+	if len(conjs) == 1 {
+		return conjs[0]
+	}
+	for i, c := range conjs {
+		conjs[i] = "(" + c + ")"
+	}
+	return strings.Join(conjs, " OR ")
+}
+
+// anyTermExpr is the OR of every positive term of q: used to pick the
+// passage that best explains a note-level match when no single passage
+// matches the whole query.
+func anyTermExpr(q textindex.Query) string {
+	var anyQ textindex.Query
+	for _, c := range q.Any {
+		for _, t := range c.All {
+			anyQ.Any = append(anyQ.Any, textindex.Conj{All: []textindex.Term{t}})
+		}
+	}
+	return matchExpr(anyQ)
+}

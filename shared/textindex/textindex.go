@@ -1,0 +1,83 @@
+// Package textindex is the full-text port: notes and their passages, searched
+// with the spec's query language and ranked by BM25. Adapters live in
+// sub-packages (embedded = SQLite FTS5, meilisearch); every adapter passes
+// textindextest.Run.
+package textindex
+
+import (
+	"context"
+	"time"
+
+	"github.com/sheaf-dev/sheaf/shared/vault"
+)
+
+// Doc is one note as the text index sees it.
+type Doc struct {
+	Path     string
+	Title    string
+	Aliases  []string
+	Tags     []string // as in vault.Note.Tags; filters match nested descendants
+	Author   string
+	Entities []string
+	Headings []string // heading titles, weighted up in ranking
+	Body     string   // the note's text without frontmatter
+	Modified time.Time
+	Passages []vault.Passage
+}
+
+// Filter narrows a search before ranking. Empty fields do not filter.
+type Filter struct {
+	PathPrefix string   // plain string prefix of the path
+	Tags       []string // every tag must match (a tag matches itself and its nested descendants)
+	Author     string   // exact, case-insensitive
+	Entities   []string // every entity must be present (exact)
+	Paths      []string // only these paths (nil: no restriction)
+}
+
+// Unit selects what a search ranks and returns.
+type Unit int
+
+const (
+	Notes    Unit = iota // one hit per note
+	Passages             // one hit per passage
+)
+
+// Options control one search.
+type Options struct {
+	Filter Filter
+	Unit   Unit
+	Limit  int // <= 0: adapter default (25)
+	Offset int
+}
+
+// Hit is one ranked result.
+type Hit struct {
+	Path    string
+	Title   string
+	Snippet string  // a short excerpt around the match, from the best passage
+	Score   float64 // BM25: lower (more negative) is better
+	// For Unit == Passages (and, for Notes, the best-matching passage).
+	Passage   int
+	Heading   string
+	HeadingID string
+}
+
+// Result is one page of hits and the total number of matches.
+type Result struct {
+	Hits  []Hit
+	Total int
+}
+
+// Index is a full-text index of a vault.
+type Index interface {
+	// Upsert replaces the documents with the same paths.
+	Upsert(ctx context.Context, docs ...Doc) error
+	// Delete removes documents; missing paths are not an error.
+	Delete(ctx context.Context, paths ...string) error
+	// Search ranks documents matching q. A query that cannot match anything
+	// (empty, only exclusions) returns no hits and no error.
+	Search(ctx context.Context, q Query, opts Options) (Result, error)
+	// Paths returns every indexed path with the Modified time it was indexed with.
+	Paths(ctx context.Context) (map[string]time.Time, error)
+	Close() error
+}

@@ -1,0 +1,272 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// hints are a tool's MCP annotations. Every tool states all four: mcp-go's
+// defaults are pessimistic and would mislead clients.
+type hints struct {
+	readOnly, destructive, idempotent, openWorld bool
+}
+
+var readOnly = hints{readOnly: true, idempotent: true}
+
+// Tool is one declared tool: what tools/list shows and its handler.
+type Tool struct {
+	Tool    mcp.Tool
+	Handler server.ToolHandlerFunc
+	// Profile is "core" for the dozen most used tools, else "full".
+	Profile string
+}
+
+// define declares a tool whose input and output schemas both derive from Go
+// structs, once. Field tags:
+//
+//	json:"name,omitempty"   omitempty marks an optional argument
+//	jsonschema:"..."        the description a model reads
+//	schema:"minimum=1,maximum=70,default=50,enum=a|b,minLength=1,maxItems=10"
+//
+// Arguments are validated against the input schema (unknown keys rejected)
+// and decoded strictly; any mismatch is an args-invalid error. It panics on
+// a malformed declaration, so a bad schema fails at start-up, not in a call.
+func define[In, Out any](name, title, description string, h hints, fn func(ctx context.Context, in In) (*Out, error)) Tool {
+	inSchema := mustSchema[In](name, "input")
+	outSchema := mustSchema[Out](name, "output")
+	resolved, err := inSchema.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: input schema: %v", name, err))
+	}
+	defaults := defaultsOf(inSchema)
+	inJSON, _ := json.Marshal(inSchema)
+	outJSON, _ := json.Marshal(outSchema)
+
+	tool := mcp.NewTool(name,
+		mcp.WithDescription(description),
+		mcp.WithToolTitle(title),
+		mcp.WithRawInputSchema(inJSON),
+		mcp.WithRawOutputSchema(outJSON),
+		mcp.WithToolAnnotation(mcp.ToolAnnotation{
+			Title:           title,
+			ReadOnlyHint:    &h.readOnly,
+			DestructiveHint: &h.destructive,
+			IdempotentHint:  &h.idempotent,
+			OpenWorldHint:   &h.openWorld,
+		}),
+	)
+	tool.InputSchema.Type = "" // the raw schema above is the one
+	handler := func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		in, terr := decodeArgs[In](req, resolved, defaults)
+		if terr != nil {
+			return errorResult(terr), nil
+		}
+		out, err := fn(ctx, in)
+		if err != nil {
+			te := toError(err)
+			if te.Kind == KindInternal {
+				slog.Error("tool failed", "tool", name, "err", err)
+			}
+			return errorResult(te), nil
+		}
+		return structuredResult(out)
+	}
+	return Tool{Tool: tool, Handler: handler, Profile: "full"}
+}
+
+// decodeArgs validates the raw arguments and decodes them into In.
+func decodeArgs[In any](req mcp.CallToolRequest, rs *jsonschema.Resolved, defaults map[string]json.RawMessage) (In, *Error) {
+	var in In
+	raw := []byte(req.Params.RawArguments)
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		var err error
+		if raw, err = json.Marshal(req.Params.Arguments); err != nil || string(raw) == "null" {
+			raw = []byte("{}")
+		}
+	}
+	var generic any
+	if err := json.Unmarshal(raw, &generic); err != nil {
+		return in, newError(KindArgsInvalid, nil, "arguments are not valid JSON: %v", err)
+	}
+	obj, ok := generic.(map[string]any)
+	if !ok {
+		return in, newError(KindArgsInvalid, nil, "arguments must be a JSON object")
+	}
+	if err := rs.Validate(obj); err != nil {
+		return in, newError(KindArgsInvalid, nil, "%s", cleanValidation(err))
+	}
+	for k, v := range defaults {
+		if _, set := obj[k]; !set {
+			var dv any
+			_ = json.Unmarshal(v, &dv)
+			obj[k] = dv
+		}
+	}
+	filled, _ := json.Marshal(obj)
+	dec := json.NewDecoder(bytes.NewReader(filled))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return in, newError(KindArgsInvalid, nil, "arguments do not match the schema: %v", err)
+	}
+	return in, nil
+}
+
+// cleanValidation shortens jsonschema's error text to what a model needs.
+func cleanValidation(err error) string {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "validating root: ")
+	return "invalid arguments: " + msg
+}
+
+// structuredResult returns out as structuredContent plus the same JSON as text.
+func structuredResult(out any) (*mcp.CallToolResult, error) {
+	text, err := json.Marshal(out)
+	if err != nil {
+		return errorResult(newError(KindInternal, nil, "encoding the result: %v", err)), nil
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.NewTextContent(string(text))},
+		StructuredContent: json.RawMessage(text),
+	}, nil
+}
+
+// errorMetaKey is where an error's kind and fields travel inside _meta; the
+// transports lift them to the top level of the result (see lift.go).
+const errorMetaKey = "sheaf/error"
+
+// errorResult renders a tool error: isError, the message as text, and kind
+// plus extra fields in _meta (lifted to the top level on the wire). It sets
+// no structuredContent, which would have to match the output schema.
+func errorResult(e *Error) *mcp.CallToolResult {
+	fields := map[string]any{"kind": string(e.Kind), "message": e.Message}
+	for k, v := range e.Fields {
+		if k != "kind" && k != "message" {
+			fields[k] = v
+		}
+	}
+	return &mcp.CallToolResult{
+		Result:  mcp.Result{Meta: &mcp.Meta{AdditionalFields: map[string]any{errorMetaKey: fields}}},
+		Content: []mcp.Content{mcp.NewTextContent(e.Message)},
+		IsError: true,
+	}
+}
+
+// mustSchema infers T's schema and applies the `schema` tag constraints.
+func mustSchema[T any](tool, which string) *jsonschema.Schema {
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{})
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: %s schema: %v", tool, which, err))
+	}
+	applyTags(reflect.TypeFor[T](), s, tool)
+	if s.Type != "object" {
+		panic(fmt.Sprintf("tool %s: %s schema must be an object", tool, which))
+	}
+	return s
+}
+
+// applyTags walks struct fields (recursively) and applies `schema` tags.
+func applyTags(t reflect.Type, s *jsonschema.Schema, tool string) {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		t = t.Elem()
+		if s.Items != nil {
+			s = s.Items
+		}
+	}
+	if t.Kind() != reflect.Struct || s == nil {
+		return
+	}
+	for _, f := range reflect.VisibleFields(t) {
+		name := strings.Split(f.Tag.Get("json"), ",")[0]
+		if name == "" || name == "-" || f.Anonymous {
+			continue
+		}
+		ps := s.Properties[name]
+		if ps == nil {
+			continue
+		}
+		if tag := f.Tag.Get("schema"); tag != "" {
+			if err := applyTag(ps, tag); err != nil {
+				panic(fmt.Sprintf("tool %s: field %s: %v", tool, name, err))
+			}
+		}
+		applyTags(f.Type, ps, tool)
+	}
+}
+
+func applyTag(s *jsonschema.Schema, tag string) error {
+	for opt := range strings.SplitSeq(tag, ",") {
+		key, val, ok := strings.Cut(strings.TrimSpace(opt), "=")
+		if !ok {
+			return fmt.Errorf("schema option %q needs key=value", opt)
+		}
+		target := s
+		if s.Items != nil && (key == "minLength" || key == "maxLength" || key == "itemEnum") {
+			target = s.Items // constraints on an array's strings
+		}
+		switch key {
+		case "minimum", "maximum":
+			f, err := strconv.ParseFloat(val, 64)
+			if err != nil {
+				return err
+			}
+			if key == "minimum" {
+				target.Minimum = &f
+			} else {
+				target.Maximum = &f
+			}
+		case "minLength", "maxLength", "minItems", "maxItems":
+			n, err := strconv.Atoi(val)
+			if err != nil {
+				return err
+			}
+			switch key {
+			case "minLength":
+				target.MinLength = &n
+			case "maxLength":
+				target.MaxLength = &n
+			case "minItems":
+				target.MinItems = &n
+			case "maxItems":
+				target.MaxItems = &n
+			}
+		case "enum", "itemEnum":
+			target.Enum = nil
+			for v := range strings.SplitSeq(val, "|") {
+				target.Enum = append(target.Enum, v)
+			}
+		case "pattern":
+			target.Pattern = val
+		case "default":
+			var v any
+			if err := json.Unmarshal([]byte(val), &v); err != nil {
+				v = val // a bare string
+			}
+			b, _ := json.Marshal(v)
+			target.Default = b
+		default:
+			return fmt.Errorf("unknown schema option %q", key)
+		}
+	}
+	return nil
+}
+
+// defaultsOf returns the top-level defaults of an input schema.
+func defaultsOf(s *jsonschema.Schema) map[string]json.RawMessage {
+	d := map[string]json.RawMessage{}
+	for name, p := range s.Properties {
+		if len(p.Default) > 0 {
+			d[name] = p.Default
+		}
+	}
+	return d
+}

@@ -1,0 +1,98 @@
+package tools
+
+import (
+	"context"
+	"strings"
+
+	"github.com/sheaf-dev/sheaf/shared/store"
+)
+
+type listTagsIn struct {
+	VaultArg
+	Page
+	Prefix string `json:"prefix,omitempty" jsonschema:"Only tags starting with this (case-insensitive, '#' optional)."`
+}
+
+// TagCount is one tag and how many notes carry it (or a nested descendant).
+type TagCount struct {
+	Tag   string `json:"tag"`
+	Count int    `json:"count"`
+}
+
+type notesByTagIn struct {
+	VaultArg
+	Page
+	Tag string `json:"tag" jsonschema:"The tag, with or without '#'; nested descendants match too (\"project\" also returns \"project/web\")." schema:"minLength=1"`
+}
+
+type listFoldersIn struct {
+	VaultArg
+	Path string `json:"path,omitempty" jsonschema:"Only folders under this one (vault-relative); default the whole vault."`
+}
+
+type listFoldersOut struct {
+	Folders []string `json:"folders" jsonschema:"vault-relative folder paths, empty folders included, hidden ones excluded"`
+	Total   int      `json:"total"`
+}
+
+func (s *Server) tagTools() []Tool {
+	tags := define("list_tags", "List tags",
+		"Every tag in the vault (frontmatter and inline #tags, nested tags with their ancestors) with how many notes carry it. Paginated: {items: [{tag, count}], total}.",
+		readOnly, s.ListTags)
+	byTag := define("notes_by_tag", "Notes by tag",
+		"The notes carrying a tag or any nested descendant of it. Paginated note summaries.",
+		readOnly, s.NotesByTag)
+	folders := define("list_folders", "List folders",
+		"All folder paths in the vault, empty ones too, excluding hidden folders such as .obsidian and .trash.",
+		readOnly, s.ListFolders)
+	tags.Profile, byTag.Profile = "core", "core"
+	return []Tool{tags, byTag, folders}
+}
+
+// ListTags implements list_tags.
+func (s *Server) ListTags(ctx context.Context, in listTagsIn) (*Paged[TagCount], error) {
+	_, cat, err := s.open(ctx, in.VaultArg)
+	if err != nil {
+		return nil, err
+	}
+	all := []TagCount{}
+	for _, t := range cat.Tags(strings.TrimPrefix(in.Prefix, "#")) {
+		all = append(all, TagCount{Tag: t.Tag, Count: t.Count})
+	}
+	items, total := page(all, in.Page)
+	return &Paged[TagCount]{Items: items, Total: total, Offset: in.Offset, Limit: in.Limit}, nil
+}
+
+// NotesByTag implements notes_by_tag.
+func (s *Server) NotesByTag(ctx context.Context, in notesByTagIn) (*Paged[NoteSummary], error) {
+	_, cat, err := s.open(ctx, in.VaultArg)
+	if err != nil {
+		return nil, err
+	}
+	all := []NoteSummary{}
+	for _, n := range cat.NotesByTag(in.Tag) {
+		all = append(all, summaryOf(n))
+	}
+	items, total := page(all, in.Page)
+	return &Paged[NoteSummary]{Items: items, Total: total, Offset: in.Offset, Limit: in.Limit}, nil
+}
+
+// ListFolders implements list_folders.
+func (s *Server) ListFolders(ctx context.Context, in listFoldersIn) (*listFoldersOut, error) {
+	v, err := s.vault(in.VaultArg)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := store.CleanDir(in.Path)
+	if err != nil {
+		return nil, err
+	}
+	folders, err := v.Store.Folders(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	if folders == nil {
+		folders = []string{}
+	}
+	return &listFoldersOut{Folders: folders, Total: len(folders)}, nil
+}

@@ -1,0 +1,208 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/tools.golden.json")
+
+func testServer(t *testing.T) *Server {
+	t.Helper()
+	s, err := NewServer(&Vault{ID: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestSchemasGolden keeps what a model sees of every tool under review: any
+// change to a name, description, schema or annotation shows in the diff.
+func TestSchemasGolden(t *testing.T) {
+	var tools []mcp.Tool
+	for _, tool := range testServer(t).Tools() {
+		tools = append(tools, tool.Tool)
+	}
+	got, err := json.MarshalIndent(tools, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const golden = "testdata/tools.golden.json"
+	if *update {
+		if err := os.WriteFile(golden, append(got, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./shared/tools -run Golden -update)", err)
+	}
+	if strings.TrimSpace(string(want)) != strings.TrimSpace(string(got)) {
+		t.Errorf("tool schemas changed; review and run: go test ./shared/tools -run Golden -update")
+	}
+}
+
+func TestEveryToolHasHonestAnnotations(t *testing.T) {
+	for _, tool := range testServer(t).Tools() {
+		a := tool.Tool.Annotations
+		if a.ReadOnlyHint == nil || a.DestructiveHint == nil || a.IdempotentHint == nil || a.OpenWorldHint == nil {
+			t.Errorf("%s: every hint must be set", tool.Tool.Name)
+		}
+	}
+}
+
+type probeIn struct {
+	Path  string   `json:"path" schema:"minLength=1"`
+	Limit int      `json:"limit,omitempty" schema:"minimum=1,maximum=70,default=50"`
+	Mode  string   `json:"mode,omitempty" schema:"enum=a|b,default=a"`
+	Tags  []string `json:"tags,omitempty" schema:"maxItems=2,minLength=1"`
+}
+
+type probeOut struct {
+	Got probeIn `json:"got"`
+}
+
+func callProbe(t *testing.T, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	tool := define("probe", "Probe", "test", readOnly, func(_ context.Context, a probeIn) (*probeOut, error) {
+		if a.Path == "boom" {
+			return nil, newError(KindNoteNotFound, map[string]any{"candidates": []string{"x"}}, "no %s", a.Path)
+		}
+		return &probeOut{Got: a}, nil
+	})
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "probe"
+	req.Params.Arguments = args
+	res, err := tool.Handler(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestDecodeArgs(t *testing.T) {
+	res := callProbe(t, map[string]any{"path": "a.md"})
+	if res.IsError {
+		t.Fatalf("valid call failed: %+v", res.Content)
+	}
+	var got probeOut
+	_ = json.Unmarshal(res.StructuredContent.(json.RawMessage), &got)
+	if got.Got.Limit != 50 || got.Got.Mode != "a" {
+		t.Errorf("defaults not applied: %+v", got.Got)
+	}
+	if text := res.Content[0].(mcp.TextContent).Text; !strings.Contains(text, `"limit":50`) {
+		t.Errorf("text content is not the JSON result: %s", text)
+	}
+	for name, args := range map[string]map[string]any{
+		"missing required": {},
+		"unknown key":      {"path": "a", "pth": "b"},
+		"wrong type":       {"path": 3},
+		"below minimum":    {"path": "a", "limit": 0},
+		"above maximum":    {"path": "a", "limit": 71},
+		"not in enum":      {"path": "a", "mode": "c"},
+		"too many items":   {"path": "a", "tags": []any{"x", "y", "z"}},
+		"empty item":       {"path": "a", "tags": []any{""}},
+		"empty string":     {"path": ""},
+	} {
+		res := callProbe(t, args)
+		if !res.IsError || kindOf(res) != "args-invalid" {
+			t.Errorf("%s: want args-invalid, got isError=%v kind=%q", name, res.IsError, kindOf(res))
+		}
+	}
+}
+
+func kindOf(res *mcp.CallToolResult) string {
+	if res.Meta == nil {
+		return ""
+	}
+	m, _ := res.Meta.AdditionalFields[errorMetaKey].(map[string]any)
+	k, _ := m["kind"].(string)
+	return k
+}
+
+func TestErrorEnvelopeLifted(t *testing.T) {
+	res := callProbe(t, map[string]any{"path": "boom"})
+	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "result": res})
+	var env struct {
+		Result map[string]any `json:"result"`
+	}
+	if err := json.Unmarshal(liftErrorFields(msg), &env); err != nil {
+		t.Fatal(err)
+	}
+	if env.Result["kind"] != "note-not-found" || env.Result["isError"] != true {
+		t.Errorf("kind not lifted to the top level: %v", env.Result)
+	}
+	if c, ok := env.Result["candidates"].([]any); !ok || len(c) != 1 {
+		t.Errorf("extra fields not lifted: %v", env.Result)
+	}
+	if _, ok := env.Result["structuredContent"]; ok {
+		t.Errorf("an error result must not carry structuredContent (it would fail output-schema validation)")
+	}
+	ok := []byte(`{"jsonrpc":"2.0","id":2,"result":{"content":[]}}`)
+	if string(liftErrorFields(ok)) != string(ok) {
+		t.Errorf("a success message was rewritten")
+	}
+}
+
+func TestTruncateText(t *testing.T) {
+	text := "First paragraph here.\n\nSecond paragraph is longer. It has two sentences.\n\nThird."
+	for _, c := range []struct {
+		max  int
+		want string
+	}{
+		{1000, text},
+		{60, "First paragraph here.\n\nSecond paragraph is longer."},
+		{30, "First paragraph here."},
+	} {
+		got, cut := truncateText(text, c.max)
+		if got != c.want || cut != (c.want != text) {
+			t.Errorf("truncateText(%d) = %q, %v; want %q", c.max, got, cut, c.want)
+		}
+		if len([]rune(got)) > c.max {
+			t.Errorf("truncateText(%d) returned %d characters", c.max, len([]rune(got)))
+		}
+	}
+	if got, _ := truncateText("日本語のテキストです。とても長い文章。", 12); len([]rune(got)) > 12 {
+		t.Errorf("CJK truncation too long: %q", got)
+	}
+}
+
+func TestHTTPGuards(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) })
+	h := checkOrigin(nil, checkToken("s3cret", ok))
+	for _, c := range []struct {
+		auth, origin string
+		want         int
+	}{
+		{"", "", http.StatusUnauthorized},
+		{"Bearer wrong", "", http.StatusUnauthorized},
+		{"bearer s3cret", "", http.StatusUnauthorized},
+		{"Bearer s3cret", "", http.StatusTeapot},
+		{"Bearer s3cret", "http://localhost:5173", http.StatusTeapot},
+		{"Bearer s3cret", "https://evil.example", http.StatusForbidden},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		if c.auth != "" {
+			r.Header.Set("Authorization", c.auth)
+		}
+		if c.origin != "" {
+			r.Header.Set("Origin", c.origin)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != c.want {
+			t.Errorf("auth %q origin %q: status %d, want %d", c.auth, c.origin, w.Code, c.want)
+		}
+		if w.Code == http.StatusUnauthorized && !strings.HasPrefix(w.Header().Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("401 without WWW-Authenticate: Bearer")
+		}
+	}
+}

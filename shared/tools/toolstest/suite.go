@@ -1,0 +1,107 @@
+package toolstest
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// ReadTools are the tools this suite expects every server to list.
+var ReadTools = []string{
+	"get_vault_info", "list_notes", "read_note", "read_outline", "list_outgoing_links",
+	"list_backlinks", "search", "list_tags", "notes_by_tag", "list_folders",
+	"link_graph", "list_attachments", "read_attachment",
+}
+
+// Run runs the whole suite; connect must serve a fresh copy of the sample
+// vault in which the harness also wrote assets/huge.bin (HugeAttachmentBytes
+// of zeros, over the server's read_attachment cap).
+func Run(t *testing.T, connect Connect) {
+	c := NewClient(t, connect(t))
+	c.WaitIndexed()
+	t.Run("ToolsList", func(t *testing.T) { testToolsList(t, c) })
+	t.Run("ArgsInvalid", func(t *testing.T) { testArgsInvalid(t, c) })
+	t.Run("PathInvalid", func(t *testing.T) { testPathInvalid(t, c) })
+	t.Run("VaultInfo", func(t *testing.T) { testVaultInfo(t, c) })
+	t.Run("ListNotes", func(t *testing.T) { testListNotes(t, c) })
+	t.Run("ReadNote", func(t *testing.T) { testReadNote(t, c) })
+	t.Run("Outline", func(t *testing.T) { testOutline(t, c) })
+	t.Run("Links", func(t *testing.T) { testLinks(t, c) })
+	t.Run("Search", func(t *testing.T) { testSearch(t, c) })
+	t.Run("Tags", func(t *testing.T) { testTags(t, c) })
+	t.Run("Folders", func(t *testing.T) { testFolders(t, c) })
+	t.Run("Attachments", func(t *testing.T) { testAttachments(t, c) })
+	t.Run("Paging", func(t *testing.T) { testPaging(t, c) })
+}
+
+// HugeAttachmentBytes is the size of the oversized attachment the harness writes.
+const HugeAttachmentBytes = 6 << 20
+
+func testToolsList(t *testing.T, c *Client) {
+	res, err := c.S.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]bool{}
+	for _, tool := range res.Tools {
+		byName[tool.Name] = true
+		if tool.Description == "" {
+			t.Errorf("%s: no description", tool.Name)
+		}
+		a := tool.Annotations
+		if a == nil || a.DestructiveHint == nil || a.OpenWorldHint == nil {
+			t.Errorf("%s: annotations must state every hint, got %+v", tool.Name, a)
+		} else if !a.ReadOnlyHint || *a.DestructiveHint || *a.OpenWorldHint {
+			t.Errorf("%s: a read tool must be readOnly, not destructive, closed-world: %+v", tool.Name, a)
+		}
+		var in map[string]any
+		raw, _ := json.Marshal(tool.InputSchema)
+		_ = json.Unmarshal(raw, &in)
+		if in["type"] != "object" {
+			t.Errorf("%s: input schema type %v", tool.Name, in["type"])
+		}
+		if ap, ok := in["additionalProperties"].(bool); !ok || ap {
+			t.Errorf("%s: input schema must reject unknown keys (additionalProperties: false)", tool.Name)
+		}
+		if tool.OutputSchema == nil {
+			t.Errorf("%s: no output schema", tool.Name)
+		}
+	}
+	for _, name := range ReadTools {
+		if !byName[name] {
+			t.Errorf("tool %s not listed", name)
+		}
+	}
+}
+
+func testArgsInvalid(t *testing.T, c *Client) {
+	c.MustFail("args-invalid", "read_note", map[string]any{"path": "index.md", "bogus": 1})
+	c.MustFail("args-invalid", "read_note", map[string]any{"path": 42})
+	c.MustFail("args-invalid", "read_note", map[string]any{})
+	c.MustFail("args-invalid", "read_note", map[string]any{"path": "index.md", "id": "abcdef"})
+	c.MustFail("args-invalid", "search", map[string]any{})
+	c.MustFail("args-invalid", "search", map[string]any{"query": "x", "limit": 0})
+	c.MustFail("args-invalid", "search", map[string]any{"query": "x", "mode": "psychic"})
+	c.MustFail("args-invalid", "list_notes", map[string]any{"since": "last tuesday"})
+	c.MustFail("args-invalid", "list_notes", map[string]any{"metadata_match": map[string]any{"status": []any{"a"}}})
+	c.MustFail("args-invalid", "list_notes", map[string]any{"limit": -1})
+	c.MustFail("args-invalid", "notes_by_tag", map[string]any{})
+	c.MustFail("args-invalid", "get_vault_info", map[string]any{"vault": "no-such-vault"})
+	c.MustFail("args-invalid", "read_attachment", map[string]any{"path": "index.md"})
+}
+
+// traversals are paths every tool must refuse with path-invalid.
+var traversals = []string{
+	"../outside.md", "/etc/passwd", "a/../../b.md", `a\..\b.md`, "a\x00b.md",
+	"C:/Windows/win.ini", "//server/share.md", "Projects/../../x.md",
+}
+
+func testPathInvalid(t *testing.T, c *Client) {
+	for _, p := range traversals {
+		for _, tool := range []string{"read_note", "read_outline", "list_outgoing_links", "list_backlinks", "link_graph", "read_attachment"} {
+			c.MustFail("path-invalid", tool, map[string]any{"path": p})
+		}
+		c.MustFail("path-invalid", "list_notes", map[string]any{"path": p})
+		c.MustFail("path-invalid", "list_attachments", map[string]any{"path": p})
+		c.MustFail("path-invalid", "list_folders", map[string]any{"path": p})
+	}
+}

@@ -1,0 +1,120 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"sort"
+	"time"
+
+	"github.com/sheaf-dev/sheaf/shared/store"
+)
+
+type vaultInfoIn struct {
+	VaultArg
+}
+
+// Capabilities say which tools will work.
+type Capabilities struct {
+	Embeddings      bool `json:"embeddings" jsonschema:"semantic_search, answer, related_notes work"`
+	LLM             bool `json:"llm" jsonschema:"answer, lint_semantic work"`
+	HasIndexCatalog bool `json:"hasIndexCatalog" jsonschema:"the vault has an index.md hub"`
+	ProposeOnly     bool `json:"proposeOnly" jsonschema:"writes queue as proposals"`
+}
+
+// Liveness says whether work is waiting and whether retrieval is current.
+type Liveness struct {
+	PendingDirectives   int    `json:"pendingDirectives"`
+	LastLogDate         string `json:"lastLogDate,omitempty" jsonschema:"newest date in log.md, YYYY-MM-DD"`
+	EmbeddingIndexStale bool   `json:"embeddingIndexStale"`
+	Indexing            string `json:"indexing" jsonschema:"starting, indexing or ready"`
+	IndexedNotes        int    `json:"indexedNotes" jsonschema:"notes processed in the current or last indexing pass"`
+	NotesToIndex        int    `json:"notesToIndex" jsonschema:"notes to process in that pass"`
+}
+
+// Problem is a file that could not be indexed (or only partly).
+type Problem struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+type vaultInfoOut struct {
+	Vault           string       `json:"vault"`
+	Root            string       `json:"root"`
+	NoteCount       int          `json:"noteCount"`
+	AttachmentCount int          `json:"attachmentCount"`
+	IndexedAt       string       `json:"indexedAt,omitempty"`
+	AgentsFile      *string      `json:"agentsFile" jsonschema:"the vault's AGENTS.md brief, or null"`
+	ImmutablePaths  []string     `json:"immutablePaths"`
+	Capabilities    Capabilities `json:"capabilities"`
+	Liveness        Liveness     `json:"liveness"`
+	Problems        []Problem    `json:"problems,omitempty" jsonschema:"files skipped or degraded while indexing (at most 50)"`
+}
+
+func (s *Server) vaultTools() []Tool {
+	t := define("get_vault_info", "Vault info",
+		"Vault root, note count, index time, the AGENTS.md brief and immutable prefixes, plus what you can do (capabilities) and whether work is waiting or indexing is still running (liveness). Call it first on connect.",
+		readOnly, s.VaultInfo)
+	t.Profile = "core"
+	return []Tool{t}
+}
+
+// agentsBriefMax caps the AGENTS.md text returned, to protect the context window.
+const agentsBriefMax = 16 << 10
+
+var logDate = regexp.MustCompile(`(?m)^\s*[-*]?\s*\[?(\d{4}-\d{2}-\d{2})\]?`)
+
+// VaultInfo implements get_vault_info.
+func (s *Server) VaultInfo(ctx context.Context, in vaultInfoIn) (*vaultInfoOut, error) {
+	v, cat, err := s.open(ctx, in.VaultArg)
+	if err != nil {
+		return nil, err
+	}
+	out := &vaultInfoOut{
+		Vault: v.ID, Root: v.Root, NoteCount: cat.Len(), AttachmentCount: len(cat.Attachments()),
+		ImmutablePaths: append([]string{}, v.ImmutablePaths...),
+	}
+	if t := cat.IndexedAt(); !t.IsZero() {
+		out.IndexedAt = t.UTC().Format(time.RFC3339)
+	}
+	if data, _, err := v.Store.Get(ctx, "AGENTS.md", 0); err == nil {
+		text := string(data)
+		if len(text) > agentsBriefMax {
+			text = text[:agentsBriefMax] + "\n…(truncated; read_note AGENTS.md for the rest)"
+		}
+		out.AgentsFile = &text
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	_, hasIndex := cat.Note("index.md")
+	out.Capabilities = Capabilities{HasIndexCatalog: hasIndex}
+	pending := 0
+	for _, n := range cat.Notes() {
+		for _, d := range n.Directives {
+			if !d.Done {
+				pending++
+			}
+		}
+	}
+	out.Liveness.PendingDirectives = pending
+	if data, _, err := v.Store.Get(ctx, "log.md", 1<<20); err == nil {
+		for _, m := range logDate.FindAllSubmatch(data, -1) {
+			if d := string(m[1]); d > out.Liveness.LastLogDate {
+				out.Liveness.LastLogDate = d
+			}
+		}
+	}
+	st := IndexStatus{State: "ready"}
+	if v.Status != nil {
+		st = v.Status()
+	}
+	out.Liveness.Indexing, out.Liveness.IndexedNotes, out.Liveness.NotesToIndex = st.State, st.Done, st.Total
+	for p, why := range st.Problems {
+		out.Problems = append(out.Problems, Problem{Path: p, Reason: why})
+	}
+	sort.Slice(out.Problems, func(i, j int) bool { return out.Problems[i].Path < out.Problems[j].Path })
+	if len(out.Problems) > 50 {
+		out.Problems = out.Problems[:50]
+	}
+	return out, nil
+}

@@ -1,0 +1,541 @@
+package vault
+
+import (
+	"mime"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Attachment is a non-Markdown file in the vault (image, PDF, data, canvas).
+type Attachment struct {
+	Path     string    `json:"path"`
+	Size     int64     `json:"size"`
+	Modified time.Time `json:"modified"`
+	MimeType string    `json:"mime_type"`
+}
+
+// mimeFallback names the types Obsidian vaults commonly hold, so the answer
+// does not depend on the host's mime.types files.
+var mimeFallback = map[string]string{
+	".md":     "text/markdown",
+	".png":    "image/png",
+	".jpg":    "image/jpeg",
+	".jpeg":   "image/jpeg",
+	".gif":    "image/gif",
+	".webp":   "image/webp",
+	".svg":    "image/svg+xml",
+	".pdf":    "application/pdf",
+	".csv":    "text/csv",
+	".json":   "application/json",
+	".txt":    "text/plain",
+	".canvas": "application/json",
+}
+
+// MimeTypeOf returns the MIME type for a file name from its extension,
+// "application/octet-stream" when unknown.
+func MimeTypeOf(name string) string {
+	ext := strings.ToLower(path.Ext(name))
+	if ext == "" {
+		return "application/octet-stream"
+	}
+	if t, ok := mimeFallback[ext]; ok {
+		return t
+	}
+	if t := mime.TypeByExtension(ext); t != "" {
+		return t
+	}
+	return "application/octet-stream"
+}
+
+// set is a set of vault paths: a short slice while small (most index keys
+// name one or two notes), a map once it grows, so adding and removing a path
+// stay cheap at any size.
+type set struct {
+	few  []string
+	many map[string]struct{}
+}
+
+// smallSet is the size up to which a set stays a slice.
+const smallSet = 16
+
+func (s *set) add(p string) {
+	if s.many != nil {
+		s.many[p] = struct{}{}
+		return
+	}
+	if slices.Contains(s.few, p) {
+		return
+	}
+	if len(s.few) < smallSet {
+		s.few = append(s.few, p)
+		return
+	}
+	s.many = make(map[string]struct{}, 2*smallSet)
+	for _, q := range s.few {
+		s.many[q] = struct{}{}
+	}
+	s.many[p] = struct{}{}
+	s.few = nil
+}
+
+func (s *set) del(p string) {
+	if s.many != nil {
+		delete(s.many, p)
+		return
+	}
+	if i := slices.Index(s.few, p); i >= 0 {
+		s.few = slices.Delete(s.few, i, i+1)
+	}
+}
+
+func (s *set) has(p string) bool {
+	if s == nil {
+		return false
+	}
+	if s.many != nil {
+		_, ok := s.many[p]
+		return ok
+	}
+	return slices.Contains(s.few, p)
+}
+
+func (s *set) len() int {
+	if s == nil {
+		return 0
+	}
+	if s.many != nil {
+		return len(s.many)
+	}
+	return len(s.few)
+}
+
+// all iterates over the paths in s, in no particular order.
+func (s *set) all(yield func(string) bool) {
+	if s == nil {
+		return
+	}
+	if s.many != nil {
+		for p := range s.many {
+			if !yield(p) {
+				return
+			}
+		}
+		return
+	}
+	for _, p := range s.few {
+		if !yield(p) {
+			return
+		}
+	}
+}
+
+// index maps a key to the paths carrying it.
+type index map[string]*set
+
+func (ix index) add(key, p string) {
+	s := ix[key]
+	if s == nil {
+		s = &set{}
+		ix[key] = s
+	}
+	s.add(p)
+}
+
+func (ix index) del(key, p string) {
+	if s := ix[key]; s != nil {
+		s.del(p)
+		if s.len() == 0 {
+			delete(ix, key)
+		}
+	}
+}
+
+// idPrefixLen is the shortest id prefix ByID accepts.
+const idPrefixLen = 6
+
+// Catalog is the whole vault's note metadata and link graph, in memory.
+// Links are stored as written and resolved at query time against the name
+// indexes, so changing one note never touches another. Every mutation costs
+// O(size of that note). A Catalog is safe for concurrent use; the Notes it
+// returns share slices with it and must be treated as read-only.
+type Catalog struct {
+	mu        sync.RWMutex
+	gen       uint64
+	indexedAt time.Time
+
+	notes    map[string]*Note
+	folded   index // lower-cased path -> paths
+	pathKeys index // LinkKey(path) -> note paths
+	bases    index // last segment of LinkKey(path) -> note paths
+	aliases  index // LinkKey(alias) -> note paths
+	ids      index // lower-cased id -> note paths
+	idHeads  index // first idPrefixLen runes of the lower-cased id -> note paths
+	tags     index // tag and each ancestor -> note paths
+	entities index // entity -> note paths
+	meta     map[string]index
+	linkSegs index // last segment of each outgoing link key -> source paths
+
+	atts     map[string]Attachment
+	attKeys  index // LinkKey(path) -> attachment paths
+	attBases index // last segment of LinkKey(path) -> attachment paths
+}
+
+// NewCatalog returns an empty Catalog.
+func NewCatalog() *Catalog { return newCatalog(0, 0) }
+
+// newCatalog returns an empty Catalog sized for about notes notes and atts
+// attachments.
+func newCatalog(notes, atts int) *Catalog {
+	return &Catalog{
+		notes:    make(map[string]*Note, notes),
+		folded:   make(index, notes),
+		pathKeys: make(index, notes),
+		bases:    make(index, notes),
+		aliases:  make(index, notes),
+		ids:      make(index, notes),
+		idHeads:  make(index, notes),
+		tags:     index{},
+		entities: index{},
+		meta:     map[string]index{},
+		linkSegs: make(index, notes),
+		atts:     make(map[string]Attachment, atts),
+		attKeys:  make(index, atts),
+		attBases: make(index, atts),
+	}
+}
+
+// Upsert adds or replaces the note at n.Path.
+func (c *Catalog) Upsert(n Note) {
+	n.Path = norm.NFC.String(n.Path)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.upsertLocked(&n)
+	c.gen++
+}
+
+func (c *Catalog) upsertLocked(n *Note) {
+	if old := c.notes[n.Path]; old != nil {
+		c.unindex(old)
+	}
+	c.notes[n.Path] = n
+	c.indexNote(n, true)
+}
+
+// Remove deletes the note at path and reports whether it was present.
+func (c *Catalog) Remove(p string) bool {
+	p = norm.NFC.String(p)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.notes[p]
+	if old == nil {
+		return false
+	}
+	c.unindex(old)
+	delete(c.notes, p)
+	c.gen++
+	return true
+}
+
+func (c *Catalog) unindex(n *Note) { c.indexNote(n, false) }
+
+// indexNote adds n to (or removes it from) every index. Both directions
+// derive the same keys from the note, so removal is exact.
+func (c *Catalog) indexNote(n *Note, add bool) {
+	c.indexNames(n, add)
+	c.indexFacets(n, add)
+	c.indexLinks(n, add)
+}
+
+// put adds p under key, or removes it.
+func put(ix index, key, p string, add bool) {
+	if add {
+		ix.add(key, p)
+	} else {
+		ix.del(key, p)
+	}
+}
+
+// indexNames maintains the indexes that find a note by name: path, base
+// name, alias, id. The three index* functions touch disjoint maps, so a
+// bulk load may run them concurrently.
+func (c *Catalog) indexNames(n *Note, add bool) {
+	p := n.Path
+	put(c.folded, foldKey(p), p, add)
+	pk := LinkKey(p)
+	put(c.pathKeys, pk, p, add)
+	put(c.bases, lastSegment(pk), p, add)
+	for _, a := range n.Aliases {
+		if k := LinkKey(a); k != "" {
+			put(c.aliases, k, p, add)
+		}
+	}
+	if id := foldKey(strings.TrimSpace(n.ID)); id != "" {
+		put(c.ids, id, p, add)
+		if utf8.RuneCountInString(id) >= idPrefixLen {
+			put(c.idHeads, runePrefix(id, idPrefixLen), p, add)
+		}
+	}
+}
+
+// indexFacets maintains the tag, entity and metadata indexes.
+func (c *Catalog) indexFacets(n *Note, add bool) {
+	p := n.Path
+	for _, t := range expandTags(n.Tags) {
+		put(c.tags, t, p, add)
+	}
+	for _, e := range n.Entities {
+		if e = norm.NFC.String(e); e != "" {
+			put(c.entities, e, p, add)
+		}
+	}
+	for k, v := range n.Frontmatter {
+		ix := c.meta[k]
+		if ix == nil {
+			if !add {
+				continue
+			}
+			ix = index{}
+			c.meta[k] = ix
+		}
+		for _, cv := range metaValues(v) {
+			put(ix, cv, p, add)
+		}
+		if len(ix) == 0 {
+			delete(c.meta, k)
+		}
+	}
+}
+
+// indexLinks maintains the index from the last segment of each outgoing
+// link key to the linking notes.
+func (c *Catalog) indexLinks(n *Note, add bool) {
+	for _, l := range n.Links {
+		put(c.linkSegs, lastSegment(linkKey(l)), n.Path, add)
+	}
+}
+
+// load fills an empty catalog with notes (later duplicates win), building
+// the three index families concurrently.
+func (c *Catalog) load(notes []*Note) {
+	for _, n := range notes {
+		c.notes[n.Path] = n
+	}
+	unique := notes
+	if len(c.notes) != len(notes) {
+		unique = make([]*Note, 0, len(c.notes))
+		for _, n := range c.notes {
+			unique = append(unique, n)
+		}
+	}
+	var wg sync.WaitGroup
+	for _, part := range []func(*Note, bool){c.indexNames, c.indexFacets, c.indexLinks} {
+		wg.Go(func() {
+			for _, n := range unique {
+				part(n, true)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// UpsertAttachment adds or replaces a non-Markdown file. An empty MimeType
+// is filled in from the extension.
+func (c *Catalog) UpsertAttachment(a Attachment) {
+	a.Path = norm.NFC.String(a.Path)
+	if a.MimeType == "" {
+		a.MimeType = MimeTypeOf(a.Path)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.upsertAttachmentLocked(a)
+	c.gen++
+}
+
+func (c *Catalog) upsertAttachmentLocked(a Attachment) {
+	if _, ok := c.atts[a.Path]; !ok {
+		k := LinkKey(a.Path)
+		c.attKeys.add(k, a.Path)
+		c.attBases.add(lastSegment(k), a.Path)
+	}
+	c.atts[a.Path] = a
+}
+
+// RemoveAttachment deletes the attachment at path and reports whether it
+// was present.
+func (c *Catalog) RemoveAttachment(p string) bool {
+	p = norm.NFC.String(p)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.atts[p]; !ok {
+		return false
+	}
+	k := LinkKey(p)
+	c.attKeys.del(k, p)
+	c.attBases.del(lastSegment(k), p)
+	delete(c.atts, p)
+	c.gen++
+	return true
+}
+
+// SetIndexedAt records when the vault was last indexed.
+func (c *Catalog) SetIndexedAt(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.indexedAt = t
+	c.gen++
+}
+
+// Generation counts mutations; it changes whenever the Catalog does.
+func (c *Catalog) Generation() uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.gen
+}
+
+// IndexedAt returns the time given to SetIndexedAt.
+func (c *Catalog) IndexedAt() time.Time {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.indexedAt
+}
+
+// Note returns the note at path (NFC), falling back to the only note whose
+// path matches case-insensitively.
+func (c *Catalog) Note(p string) (Note, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if n := c.lookup(p); n != nil {
+		return *n, true
+	}
+	return Note{}, false
+}
+
+func (c *Catalog) lookup(p string) *Note {
+	p = norm.NFC.String(p)
+	if n := c.notes[p]; n != nil {
+		return n
+	}
+	if s := c.folded[foldKey(p)]; s.len() == 1 {
+		for q := range s.all {
+			return c.notes[q]
+		}
+	}
+	return nil
+}
+
+// Len returns the number of notes.
+func (c *Catalog) Len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.notes)
+}
+
+// Notes returns every note, sorted by path.
+func (c *Catalog) Notes() []Note {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]Note, 0, len(c.notes))
+	for _, n := range c.notes {
+		out = append(out, *n)
+	}
+	sortNotes(out)
+	return out
+}
+
+// Attachment returns the attachment at path (NFC).
+func (c *Catalog) Attachment(p string) (Attachment, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	a, ok := c.atts[norm.NFC.String(p)]
+	return a, ok
+}
+
+// Attachments returns every attachment, sorted by path.
+func (c *Catalog) Attachments() []Attachment {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]Attachment, 0, len(c.atts))
+	for _, a := range c.atts {
+		out = append(out, a)
+	}
+	slices.SortFunc(out, func(a, b Attachment) int { return strings.Compare(a.Path, b.Path) })
+	return out
+}
+
+// ByID returns the notes whose id equals idOrPrefix (case-insensitively);
+// failing that, when idOrPrefix has at least 6 characters, the notes whose
+// id starts with it. Several results mean the prefix is ambiguous.
+func (c *Catalog) ByID(idOrPrefix string) []Note {
+	q := foldKey(strings.TrimSpace(idOrPrefix))
+	if q == "" {
+		return nil
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if s := c.ids[q]; s.len() > 0 {
+		return c.notesOf(s)
+	}
+	if utf8.RuneCountInString(q) < idPrefixLen {
+		return nil
+	}
+	var out []Note
+	for p := range c.idHeads[runePrefix(q, idPrefixLen)].all {
+		n := c.notes[p]
+		if strings.HasPrefix(foldKey(strings.TrimSpace(n.ID)), q) {
+			out = append(out, *n)
+		}
+	}
+	sortNotes(out)
+	return out
+}
+
+// notesOf returns the notes at the paths in s, sorted by path.
+func (c *Catalog) notesOf(s *set) []Note {
+	out := make([]Note, 0, s.len())
+	for p := range s.all {
+		if n := c.notes[p]; n != nil {
+			out = append(out, *n)
+		}
+	}
+	sortNotes(out)
+	return out
+}
+
+func sortNotes(ns []Note) {
+	slices.SortFunc(ns, func(a, b Note) int { return strings.Compare(a.Path, b.Path) })
+}
+
+// foldKey is the case- and normalisation-insensitive form of s.
+func foldKey(s string) string {
+	return norm.NFC.String(strings.ToLower(norm.NFC.String(s)))
+}
+
+// lastSegment returns the part of a slash-separated key after its last '/'.
+func lastSegment(k string) string {
+	return k[strings.LastIndexByte(k, '/')+1:]
+}
+
+// runePrefix returns the first n runes of s.
+func runePrefix(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}
+
+// linkKey is l.Key, computed from l.Target when a caller left it empty.
+func linkKey(l Link) string {
+	if l.Key == "" && l.Target != "" {
+		return LinkKey(l.Target)
+	}
+	return l.Key
+}

@@ -1,0 +1,254 @@
+package vault
+
+import (
+	"path"
+	"slices"
+	"strings"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Resolution is where a link points. Path "" with no Candidates means
+// unresolved; Path "" with two or more Candidates (sorted) means ambiguous.
+// Attachment reports that Path is a non-Markdown file.
+type Resolution struct {
+	Path       string   `json:"path,omitempty"`
+	Attachment bool     `json:"attachment,omitempty"`
+	Candidates []string `json:"candidates,omitempty"`
+}
+
+// Resolved reports whether the link points at exactly one file.
+func (r Resolution) Resolved() bool { return r.Path != "" }
+
+// Ambiguous reports whether several files matched and none was chosen.
+func (r Resolution) Ambiguous() bool { return r.Path == "" && len(r.Candidates) >= 2 }
+
+// ResolvedLink is an outgoing link with where it points.
+type ResolvedLink struct {
+	Link
+	Resolution
+}
+
+// Backlink is one link, in Source, that resolves to the note asked about.
+type Backlink struct {
+	Source string `json:"source"`
+	Link   Link   `json:"link"`
+}
+
+// Resolve says where the link l, written in the note at from, points.
+//
+// The steps, first unique match wins: an empty target is the note itself;
+// Markdown links and "./" or "../" targets are tried relative to the source
+// note's folder; then the exact vault path (case- and NFC-insensitive, with
+// or without ".md"; attachments keep their extension); then a path suffix
+// ("sub/Note" matches "a/sub/Note.md"); then the file name; then a note
+// alias. In the path steps, when case or normalisation variants collide
+// ("README.md" and "readme.md"), the one spelled exactly as written wins.
+// When no step finds exactly one file, the first step that found several is
+// reported as ambiguous with all its candidates; none is picked.
+func (c *Catalog) Resolve(from string, l Link) Resolution {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.resolve(norm.NFC.String(from), l)
+}
+
+// ResolveTarget resolves a wikilink-style target (no "#heading" part)
+// written in the note at from.
+func (c *Catalog) ResolveTarget(from, target string) Resolution {
+	return c.Resolve(from, Link{Kind: KindWikilink, Target: target, Key: LinkKey(target)})
+}
+
+func (c *Catalog) resolve(from string, l Link) Resolution {
+	target := strings.TrimSpace(norm.NFC.String(l.Target))
+	if target == "" {
+		if from == "" {
+			return Resolution{}
+		}
+		return Resolution{Path: from}
+	}
+	var ambiguous []string
+	// try returns a resolution when the step's candidates settle it.
+	try := func(notes, atts []string, exact string) (Resolution, bool) {
+		switch len(notes) + len(atts) {
+		case 0:
+			return Resolution{}, false
+		case 1:
+			if len(notes) == 1 {
+				return Resolution{Path: notes[0]}, true
+			}
+			return Resolution{Path: atts[0], Attachment: true}, true
+		}
+		if exact != "" {
+			if r, ok := exactCase(notes, atts, exact); ok {
+				return r, true
+			}
+		}
+		if ambiguous == nil {
+			ambiguous = slices.Concat(notes, atts)
+			slices.Sort(ambiguous)
+		}
+		return Resolution{}, false
+	}
+
+	relative := strings.HasPrefix(target, "./") || strings.HasPrefix(target, "../")
+	if (l.Kind == KindMarkdown || relative) && !strings.HasPrefix(target, "/") {
+		rel := path.Join(path.Dir(from), target)
+		k := LinkKey(rel)
+		// Stay inside the vault, and keep the file name as written ("x/.."
+		// or "x/" name no file): Backlinks finds links by that name.
+		if rel != ".." && !strings.HasPrefix(rel, "../") && lastSegment(k) == lastSegment(linkKey(l)) {
+			if r, ok := try(keys(c.pathKeys[k]), keys(c.attKeys[k]), rel); ok {
+				return r
+			}
+		}
+	}
+
+	key := linkKey(l)
+	if key == "" {
+		return Resolution{Candidates: ambiguous}
+	}
+	if r, ok := try(keys(c.pathKeys[key]), keys(c.attKeys[key]), trimLeadingDots(target)); ok {
+		return r
+	}
+	base := lastSegment(key)
+	if base != key {
+		suffix := "/" + key
+		match := func(s *set) []string {
+			var out []string
+			for p := range s.all {
+				if strings.HasSuffix(LinkKey(p), suffix) {
+					out = append(out, p)
+				}
+			}
+			return out
+		}
+		if r, ok := try(match(c.bases[base]), match(c.attBases[base]), ""); ok {
+			return r
+		}
+	} else if r, ok := try(keys(c.bases[key]), keys(c.attBases[key]), ""); ok {
+		return r
+	}
+	if r, ok := try(keys(c.aliases[key]), nil, ""); ok {
+		return r
+	}
+	return Resolution{Candidates: ambiguous}
+}
+
+// exactCase picks, among case- or normalisation-variant paths, the one
+// spelled exactly as the target (with or without ".md" for notes).
+func exactCase(notes, atts []string, exact string) (Resolution, bool) {
+	var r Resolution
+	n := 0
+	for _, p := range notes {
+		if p == exact || p == exact+".md" {
+			r, n = Resolution{Path: p}, n+1
+		}
+	}
+	for _, p := range atts {
+		if p == exact {
+			r, n = Resolution{Path: p, Attachment: true}, n+1
+		}
+	}
+	return r, n == 1
+}
+
+// trimLeadingDots removes the leading "./" and "/" that LinkKey ignores.
+func trimLeadingDots(t string) string {
+	for {
+		switch {
+		case strings.HasPrefix(t, "./"):
+			t = t[2:]
+		case strings.HasPrefix(t, "/"):
+			t = t[1:]
+		default:
+			return t
+		}
+	}
+}
+
+// keys returns the members of s (unsorted).
+func keys(s *set) []string {
+	if s.len() == 0 {
+		return nil
+	}
+	out := make([]string, 0, s.len())
+	for p := range s.all {
+		out = append(out, p)
+	}
+	return out
+}
+
+// Outgoing returns the links out of the note at path, in document order,
+// each with its resolution.
+func (c *Catalog) Outgoing(p string) []ResolvedLink {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	n := c.lookup(p)
+	if n == nil {
+		return nil
+	}
+	out := make([]ResolvedLink, 0, len(n.Links))
+	for _, l := range n.Links {
+		out = append(out, ResolvedLink{Link: l, Resolution: c.resolve(n.Path, l)})
+	}
+	return out
+}
+
+// Backlinks returns every link, in any note including the target itself,
+// that resolves to path (a note or an attachment), sorted by source then
+// line. It looks only at notes with a link whose last key segment could
+// name the target, never at the whole vault.
+func (c *Catalog) Backlinks(p string) []Backlink {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.backlinks(p)
+}
+
+func (c *Catalog) backlinks(p string) []Backlink {
+	p = norm.NFC.String(p)
+	var self *Note
+	segs := map[string]bool{}
+	if n := c.lookup(p); n != nil {
+		self, p = n, n.Path
+		segs[lastSegment(LinkKey(p))] = true
+		for _, a := range n.Aliases {
+			if k := LinkKey(a); k != "" {
+				segs[lastSegment(k)] = true
+			}
+		}
+	} else if _, ok := c.atts[p]; ok {
+		segs[lastSegment(LinkKey(p))] = true
+	} else {
+		return nil
+	}
+	sources := map[string]struct{}{}
+	if self != nil {
+		sources[p] = struct{}{} // same-note [[#heading]] links
+	}
+	for s := range segs {
+		for src := range c.linkSegs[s].all {
+			sources[src] = struct{}{}
+		}
+	}
+	var out []Backlink
+	for src := range sources {
+		for _, l := range c.notes[src].Links {
+			var hit bool
+			if strings.TrimSpace(l.Target) == "" {
+				hit = src == p
+			} else {
+				hit = segs[lastSegment(linkKey(l))] && c.resolve(src, l).Path == p
+			}
+			if hit {
+				out = append(out, Backlink{Source: src, Link: l})
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Backlink) int {
+		if c := strings.Compare(a.Source, b.Source); c != 0 {
+			return c
+		}
+		return a.Link.Line - b.Link.Line
+	})
+	return out
+}

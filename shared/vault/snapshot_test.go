@@ -1,0 +1,323 @@
+package vault
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func sampleCatalog() *Catalog {
+	mod := time.Date(2026, 5, 28, 9, 12, 34, 0, time.UTC)
+	n := note("Inbox/Café.md", wl("Other", 3), md("../x.md#Sec", 4))
+	n.ID = "0f1e2d3c-aaaa-bbbb-cccc-000000000001"
+	n.Aliases = []string{"Coffee"}
+	n.Tags = []string{"travel/fr", "food"}
+	n.Entities = []string{"Paris"}
+	n.Frontmatter = map[string]any{"priority": 1.0, "repos": []any{"org/a"}, "nested": map[string]any{"k": "v"}}
+	n.Headings = []Heading{{Level: 1, Title: "Café", ID: "café", Line: 1}}
+	n.Blocks = []Block{{ID: "b1", Line: 5}}
+	n.Directives = []Directive{{Line: 7, Title: "Summarize", Body: "x\ny", Done: false}}
+	n.Mentions = []Mention{{Handle: "ada", Line: 8, Context: "ask @ada <now>"}}
+	n.Size, n.Modified, n.Hash, n.ETag = 412, mod, "abc", `"etag"`
+	c := catalogOf(n, note("Other.md", wl("Café", 1)))
+	c.UpsertAttachment(Attachment{Path: "assets/pic.png", Size: 9, Modified: mod})
+	c.SetIndexedAt(mod)
+	return c
+}
+
+func TestSnapshotRoundTrip(t *testing.T) {
+	c := sampleCatalog()
+	var buf bytes.Buffer
+	if err := c.WriteSnapshot(&buf); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadSnapshot(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Notes(), c.Notes()) {
+		t.Errorf("notes differ:\n%+v\n%+v", got.Notes(), c.Notes())
+	}
+	if !reflect.DeepEqual(got.Attachments(), c.Attachments()) {
+		t.Errorf("attachments differ: %+v", got.Attachments())
+	}
+	if !got.IndexedAt().Equal(c.IndexedAt()) {
+		t.Errorf("IndexedAt = %v", got.IndexedAt())
+	}
+	// Indexes are rebuilt.
+	if bs := got.Backlinks("Inbox/Café.md"); len(bs) != 1 || bs[0].Source != "Other.md" {
+		t.Errorf("Backlinks after load = %+v", bs)
+	}
+	if ns := got.List(ListFilter{MetadataMatch: map[string]any{"priority": 1}, Tags: []string{"travel"}}); len(ns) != 1 {
+		t.Errorf("List after load = %v", paths(ns))
+	}
+	if ns := got.ByID("0F1E2D"); len(ns) != 1 {
+		t.Errorf("ByID after load = %v", paths(ns))
+	}
+	if r := got.ResolveTarget("Other.md", "coffee"); r.Path != "Inbox/Café.md" {
+		t.Errorf("alias after load = %+v", r)
+	}
+}
+
+func TestSnapshotEmpty(t *testing.T) {
+	var buf bytes.Buffer
+	if err := NewCatalog().WriteSnapshot(&buf); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ReadSnapshot(&buf)
+	if err != nil || c.Len() != 0 {
+		t.Fatalf("ReadSnapshot = %v, %v", c, err)
+	}
+}
+
+func gz(s string) *bytes.Buffer {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.NoCompression)
+	zw.Write([]byte(s))
+	zw.Close()
+	return &buf
+}
+
+func TestSnapshotVersionMismatch(t *testing.T) {
+	_, err := ReadSnapshot(gz(`{"format":"sheaf-catalog","version":2,"notes":0,"attachments":0}` + "\n"))
+	if !errors.Is(err, ErrSnapshotVersion) {
+		t.Fatalf("err = %v, want ErrSnapshotVersion", err)
+	}
+	// A future version's body need not parse: the header decides first.
+	_, err = ReadSnapshot(gz(`{"format":"sheaf-catalog","version":3,"notes":1}` + "\n<binary>\n"))
+	if !errors.Is(err, ErrSnapshotVersion) {
+		t.Fatalf("err = %v, want ErrSnapshotVersion", err)
+	}
+}
+
+func TestSnapshotCorrupt(t *testing.T) {
+	var good bytes.Buffer
+	if err := sampleCatalog().WriteSnapshot(&good); err != nil {
+		t.Fatal(err)
+	}
+	zr, _ := gzip.NewReader(bytes.NewReader(good.Bytes()))
+	var plain bytes.Buffer
+	plain.ReadFrom(zr)
+	text := plain.String()
+	lines := strings.SplitAfter(text, "\n")
+
+	for name, in := range map[string]*bytes.Buffer{
+		"not gzip":          bytes.NewBufferString("hello"),
+		"truncated gzip":    bytes.NewBuffer(good.Bytes()[:good.Len()/2]),
+		"not a snapshot":    gz(`{"format":"other","version":1}` + "\n"),
+		"no header":         gz(""),
+		"missing notes":     gz(lines[0]),
+		"missing newline":   gz(strings.TrimSuffix(text, "\n")),
+		"corrupt note":      gz(lines[0] + "{\"path\": 5}\n" + strings.Join(lines[2:], "")),
+		"note without path": gz(lines[0] + "{}\n" + strings.Join(lines[2:], "")),
+		"trailing data":     gz(text + "{}\n"),
+		"negative counts":   gz(`{"format":"sheaf-catalog","version":1,"notes":-1}` + "\n"),
+		"huge count":        gz(`{"format":"sheaf-catalog","version":1,"notes":1000000000000}` + "\n"),
+	} {
+		if _, err := ReadSnapshot(in); err == nil {
+			t.Errorf("%s: no error", name)
+		} else if errors.Is(err, ErrSnapshotVersion) {
+			t.Errorf("%s: reported as a version mismatch", name)
+		}
+	}
+}
+
+// syntheticCatalog builds n notes with ~10 links, 3 tags and 5 headings each.
+func syntheticCatalog(n int) *Catalog {
+	c := NewCatalog()
+	mod := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		p := fmt.Sprintf("folder %d/Note number %d.md", i%50, i)
+		nt := note(p)
+		nt.ID = fmt.Sprintf("%08x-0000-4000-8000-%012x", i*2654435761%(1<<32), i)
+		nt.Title = fmt.Sprintf("A fairly typical note title %d", i)
+		nt.Tags = []string{fmt.Sprintf("area/%d", i%7), fmt.Sprintf("topic-%d", i%31), "status/active"}
+		nt.Aliases = []string{fmt.Sprintf("alias %d", i)}
+		nt.Frontmatter = map[string]any{"title": nt.Title, "tags": nt.Tags, "created": "2026-01-01", "priority": i % 3}
+		for h := range 5 {
+			title := fmt.Sprintf("Section heading %d", h)
+			nt.Headings = append(nt.Headings, Heading{Level: 2, Title: title, ID: fmt.Sprintf("section-heading-%d", h), Line: 3 + h*10})
+		}
+		for l := range 10 {
+			nt.Links = append(nt.Links, wl(fmt.Sprintf("Note number %d", (i*7+l*13)%n), 4+l*5))
+		}
+		nt.Size, nt.Modified, nt.Hash = 4096, mod.Add(time.Duration(i)*time.Minute), fmt.Sprintf("%064x", i)
+		c.Upsert(nt)
+	}
+	return c
+}
+
+func TestSnapshotSynthetic(t *testing.T) {
+	c := syntheticCatalog(500)
+	var buf bytes.Buffer
+	if err := c.WriteSnapshot(&buf); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadSnapshot(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// JSON turns frontmatter ints into float64, so compare everything else.
+	a, b := c.Notes(), got.Notes()
+	for i := range a {
+		a[i].Frontmatter, b[i].Frontmatter = nil, nil
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Error("notes differ after round trip")
+	}
+	if x, y := c.Backlinks("folder 0/Note number 0.md"), got.Backlinks("folder 0/Note number 0.md"); !reflect.DeepEqual(x, y) || len(x) == 0 {
+		t.Errorf("backlinks differ: %d vs %d", len(x), len(y))
+	}
+	if x, y := c.List(ListFilter{MetadataMatch: map[string]any{"priority": 2}}), got.List(ListFilter{MetadataMatch: map[string]any{"priority": 2}}); len(x) != len(y) || len(x) == 0 {
+		t.Errorf("metadata differs: %d vs %d", len(x), len(y))
+	}
+}
+
+func BenchmarkReadSnapshot10k(b *testing.B) {
+	var buf bytes.Buffer
+	if err := syntheticCatalog(10000).WriteSnapshot(&buf); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ReadSnapshot(bytes.NewReader(data)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(data)), "snapshot-bytes")
+}
+
+func BenchmarkWriteSnapshot10k(b *testing.B) {
+	c := syntheticCatalog(10000)
+	b.ReportAllocs()
+	for b.Loop() {
+		var buf bytes.Buffer
+		if err := c.WriteSnapshot(&buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// fill sets every field reachable from v to a non-zero value built from s
+// and i, so a field added to Note later cannot be silently lost by the
+// snapshot decoder.
+func fill(v reflect.Value, s string, i int64) {
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(s)
+	case reflect.Int, reflect.Int64:
+		v.SetInt(i)
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 2, 2))
+		fill(v.Index(0), s, i)
+		fill(v.Index(1), s+"2", i+1)
+	case reflect.Map:
+		v.Set(reflect.ValueOf(map[string]any{s: []any{s, float64(i), true, nil, map[string]any{"k": 1.5}}}))
+	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[time.Time]() {
+			v.Set(reflect.ValueOf(time.Date(2026, 5, 28, 9, 12, 34, 123456789, time.FixedZone("", 3600))))
+			return
+		}
+		for f := range v.NumField() {
+			fill(v.Field(f), s, i)
+		}
+	default:
+		panic("fill: unhandled kind " + v.Kind().String())
+	}
+}
+
+func checkDecode(t *testing.T, line []byte) {
+	t.Helper()
+	var want, got Note
+	if err := json.Unmarshal(line, &want); err != nil {
+		t.Fatalf("reference decode: %v", err)
+	}
+	if err := decodeNote(line, &got); err != nil {
+		t.Fatalf("decodeNote(%s): %v", line, err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("decodeNote(%s)\n got %+v\nwant %+v", line, got, want)
+	}
+}
+
+func TestDecodeNoteMatchesEncodingJSON(t *testing.T) {
+	for _, s := range []string{
+		"plain", "", "Café 🎉 日本語", "quote\" back\\slash", "ctl\x01\n\t\r", "bad utf8 \xff\xfe",
+		"<html>&amp;", "\u2028\u2029", "null", "a,b}]:",
+	} {
+		var n Note
+		fill(reflect.ValueOf(&n).Elem(), s, -42)
+		line, err := json.Marshal(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkDecode(t, line)
+	}
+	// Whitespace, nulls, unknown fields and an empty object.
+	checkDecode(t, []byte(` { "path" : "a.md" , "future" : {"x":[1,"]",{"y":null}]}, "tags": null,
+		"links": [ {"kind":"wikilink","target":"b","line": 3, "new": -1.5e3} ], "modified": null, "size": 12 } `))
+	checkDecode(t, []byte(`{}`))
+	for _, bad := range []string{
+		``, `[]`, `{"path":1}`, `{"path":"a"`, `{"size":1.5}`, `{"size":"1"}`, `{"links":[{"line":"x"}]}`,
+		`{"modified":"yesterday"}`, `{"frontmatter":{"a":}}`, `{"path":"a"} x`, `{"path" "a"}`, `{"links":[{"embed":tru}]}`,
+		`{"path":"a\x01"}`, `{"size":99999999999999999999}`, `{"future":[1,2}`,
+	} {
+		var n Note
+		if err := decodeNote([]byte(bad), &n); err == nil {
+			t.Errorf("decodeNote(%q) accepted", bad)
+		}
+	}
+}
+
+func FuzzDecodeNote(f *testing.F) {
+	var n Note
+	fill(reflect.ValueOf(&n).Elem(), "seed", 1)
+	seed, _ := json.Marshal(n)
+	f.Add(seed)
+	f.Add([]byte(`{"links":[{"kind":"wikilink"}],"frontmatter":{"a":[1,{"b":"]"}]}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var got Note
+		if decodeNote(data, &got) != nil {
+			return
+		}
+		// Whatever decodeNote accepts must re-encode and decode the same way.
+		line, err := json.Marshal(got)
+		if err != nil {
+			return // e.g. a frontmatter number encoding/json cannot write
+		}
+		checkDecode(t, line)
+	})
+}
+
+func FuzzReadSnapshot(f *testing.F) {
+	var buf bytes.Buffer
+	sampleCatalog().WriteSnapshot(&buf)
+	f.Add(buf.Bytes())
+	zr, _ := gzip.NewReader(bytes.NewReader(buf.Bytes()))
+	var plain bytes.Buffer
+	plain.ReadFrom(zr)
+	f.Add(plain.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ReadSnapshot(bytes.NewReader(data)) // gzip framing
+		// The decompressed stream, which raw bytes rarely reach.
+		c, err := readSnapshot(bufio.NewReader(bytes.NewReader(data)))
+		if err != nil {
+			return
+		}
+		for _, n := range c.Notes() {
+			c.Outgoing(n.Path)
+			c.Backlinks(n.Path)
+			c.Graph(n.Path, 2)
+		}
+	})
+}
