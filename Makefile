@@ -25,7 +25,7 @@ unit:
 
 smoke: build
 	test -d infra/smoke/node_modules || (cd infra/smoke && npm install --no-audit --no-fund)
-	SHEAF_BIN=$(CURDIR)/$(BIN) node infra/smoke/smoke.mjs
+	SHEAF_BIN=$(CURDIR)/$(BIN) infra/smoke/run.sh
 
 # Benchmarks: parser, store, text index, catalog, and the end-to-end numbers
 # (cold index, restart, search latency through an MCP client, RSS) on a

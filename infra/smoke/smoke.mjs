@@ -140,7 +140,7 @@ async function runChecks(transportName, client) {
   await check(t('read_note {path: "../etc/passwd"} is path-invalid'), async () => {
     const res = await callTool(client, "read_note", { path: "../etc/passwd" });
     assert(res.isError === true, `isError is ${JSON.stringify(res.isError)}`);
-    const kind = res.kind ?? res.structuredContent?.kind;
+    const kind = res.kind; // the spec puts kind at the top level of the result
     assert(kind === "path-invalid", `kind is ${JSON.stringify(kind)}`);
     assert(!textOf(res).includes("root:"), "error text leaks file content");
     return `kind=${kind}`;

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
+)
+
+const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+func post(t *testing.T, url, token, origin, body string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+func TestHTTPTokenOriginAndTopLevelKind(t *testing.T) {
+	url := httpServer(t, sampleVault(t), "--token", "t0ken")
+	resp, _ := post(t, url, "", "", initialize)
+	if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+		t.Errorf("no token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+	if resp, _ := post(t, url, "wrong", "", initialize); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("bad token: %d", resp.StatusCode)
+	}
+	if resp, _ := post(t, url, "t0ken", "https://evil.example", initialize); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("foreign Origin: %d, want 403", resp.StatusCode)
+	}
+	if resp, body := post(t, url, "t0ken", "", initialize); resp.StatusCode != http.StatusOK {
+		t.Fatalf("initialize with the token: %d %s", resp.StatusCode, body)
+	}
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_note","arguments":{"path":"../etc/passwd"}}}`
+	_, body := post(t, url, "t0ken", "", call)
+	if !strings.Contains(body, `"kind":"path-invalid"`) || !strings.Contains(body, `"isError":true`) {
+		t.Errorf("tool error without a top-level kind: %s", body)
+	}
+	// A protocol failure is a JSON-RPC error with a code.
+	_, body = post(t, url, "t0ken", "", `{"jsonrpc":"2.0","id":3,"method":"no/such"}`)
+	if !strings.Contains(body, `"code":-32601`) {
+		t.Errorf("unknown method: %s", body)
+	}
+}
+
+func TestServeRefusesOpenBindWithoutToken(t *testing.T) {
+	out, err := exec.Command(bin, "serve", "--vault", sampleVault(t), "--http", "0.0.0.0:0").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "without a token") {
+		t.Errorf("serve on 0.0.0.0 without a token: err %v, %s", err, out)
+	}
+}
+
+func TestCoreProfile(t *testing.T) {
+	c := toolstest.NewClient(t, stdioSession(t, sampleVault(t), "--profile", "core"))
+	res, err := c.S.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.Tools); n == 0 || n > 12 {
+		t.Errorf("core profile lists %d tools", n)
+	}
+}
