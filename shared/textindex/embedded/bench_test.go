@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -98,7 +99,7 @@ func BenchmarkUpsert10k(b *testing.B) {
 		}
 		ix.Close()
 	}
-	b.ReportMetric((cpuTime() - cpu0).Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 	b.ReportMetric(float64(len(c.docs))*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
 }
 
@@ -112,61 +113,83 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func BenchmarkSearch(b *testing.B) {
-	c := newCorpus(10000, 5000)
-	ix, err := Open(filepath.Join(b.TempDir(), "index.db"))
+// benchIndex opens a 10k-note index. With SHEAF_BENCH_DB set it reuses (or
+// builds once) the index at that path, which saves the build when iterating.
+func benchIndex(b *testing.B, c *corpus) *Index {
+	path := os.Getenv("SHEAF_BENCH_DB")
+	reuse := path != ""
+	if !reuse {
+		path = filepath.Join(b.TempDir(), "index.db")
+	}
+	ix, err := Open(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer ix.Close()
+	b.Cleanup(func() { ix.Close() })
 	ctx := context.Background()
-	if err := ix.Upsert(ctx, c.docs...); err != nil {
-		b.Fatal(err)
+	if got, err := ix.Paths(ctx); err != nil || len(got) != len(c.docs) {
+		if err := ix.Upsert(ctx, c.docs...); err != nil {
+			b.Fatal(err)
+		}
 	}
+	return ix
+}
+
+func BenchmarkSearch(b *testing.B) {
+	c := newCorpus(10000, 5000)
+	ix := benchIndex(b, c)
+	ctx := context.Background()
 	v := c.vocab
 	// A phrase that occurs: two adjacent words of some passage.
-	firstWords := strings.Fields(c.docs[123].Passages[1].Text)
-	phrase := `"` + firstWords[3] + " " + firstWords[4] + `"`
+	words := strings.Fields(c.docs[123].Passages[1].Text)
+	phrase := `"` + words[3] + " " + words[4] + `"`
 	type qspec struct {
+		name string
 		q    textindex.Query
 		opts textindex.Options
 	}
-	parse := func(s string, o textindex.Options) qspec { return qspec{textindex.ParseQuery(s), o} }
-	none := textindex.Options{Limit: 10}
+	parse := func(name, s string, o textindex.Options) qspec { return qspec{name, textindex.ParseQuery(s), o} }
+	top := textindex.Options{Limit: 10}
 	mix := []qspec{
-		parse(v[2], none),                     // the most common word
-		parse(v[3]+" "+v[5], none),            // two common words
-		parse(v[20000], none),                 // rare
-		parse(v[300]+" "+v[600], none),         // two mid-frequency words
-		parse(v[2][:2], none),                 // 2-char prefix: a huge expansion
-		parse(v[40][:3], none),                // 3-char prefix
-		parse(phrase, none),                   // phrase
-		parse(v[4]+" OR "+v[25000], none),     // OR
-		parse(v[3]+" -"+v[6], none),           // NOT
-		parse(v[2], textindex.Options{Limit: 10, Filter: textindex.Filter{Tags: []string{"area3/topic10"}}}),
-		parse(v[2], textindex.Options{Limit: 10, Filter: textindex.Filter{PathPrefix: "folder07/", Author: "author 7"}}),
-		parse(v[100], textindex.Options{Limit: 10, Unit: textindex.Passages}),
-		parse(v[2], textindex.Options{Limit: 25, Unit: textindex.Passages}),
-		{textindex.QuestionQuery(fmt.Sprintf("how does %s relate to %s and %s?", v[50], v[500], v[5000])), none},
+		parse("common", v[2], top),
+		parse("two-common", v[3]+" "+v[5], top),
+		parse("rare", v[20000], top),
+		parse("two-mid", v[300]+" "+v[600], top),
+		parse("prefix2", v[2][:2], top),
+		parse("prefix3", v[40][:3], top),
+		parse("phrase", phrase, top),
+		parse("or", v[4]+" OR "+v[25000], top),
+		parse("not", v[3]+" -"+v[6], top),
+		parse("filter-tag", v[2], textindex.Options{Limit: 10, Filter: textindex.Filter{Tags: []string{"area3/topic10"}}}),
+		parse("filter-path-author", v[2], textindex.Options{Limit: 10, Filter: textindex.Filter{PathPrefix: "folder07/", Author: "author 7"}}),
+		parse("passages-mid", v[100], textindex.Options{Limit: 10, Unit: textindex.Passages}),
+		parse("passages-common", v[2], textindex.Options{Limit: 25, Unit: textindex.Passages}),
+		{"question", textindex.QuestionQuery(fmt.Sprintf("how does %s relate to %s and %s?", v[50], v[500], v[5000])), top},
 	}
-	var lat []time.Duration
-	i := 0
-	for b.Loop() {
-		s := mix[i%len(mix)]
-		i++
-		t0 := time.Now()
-		res, err := ix.Search(ctx, s.q, s.opts)
-		lat = append(lat, time.Since(t0))
-		if err != nil {
-			b.Fatal(err)
+	run := func(b *testing.B, qs []qspec) {
+		var lat []time.Duration
+		i := 0
+		for b.Loop() {
+			s := qs[i%len(qs)]
+			i++
+			t0 := time.Now()
+			res, err := ix.Search(ctx, s.q, s.opts)
+			lat = append(lat, time.Since(t0))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(res.Hits) == 0 {
+				b.Fatalf("%s: query %+v found nothing", s.name, s.q)
+			}
 		}
-		if len(res.Hits) == 0 {
-			b.Fatalf("query %+v found nothing", s.q)
-		}
+		slices.Sort(lat)
+		ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+		b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
+		b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
+		b.ReportMetric(ms(lat[len(lat)-1]), "max-ms")
 	}
-	slices.Sort(lat)
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
-	b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
-	b.ReportMetric(ms(lat[len(lat)-1]), "max-ms")
+	b.Run("mix", func(b *testing.B) { run(b, mix) })
+	for _, s := range mix {
+		b.Run(s.name, func(b *testing.B) { run(b, []qspec{s}) })
+	}
 }

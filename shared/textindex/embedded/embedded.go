@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -29,7 +28,7 @@ import (
 
 // schemaVersion changes whenever the tables below change; an index file with
 // another version is dropped and rebuilt (it is derived data).
-const schemaVersion = "3"
+const schemaVersion = "1"
 
 // tables lists every table the schema creates, for dropping an old version.
 var tables = []string{"meta", "notes", "tags", "entities", "passages", "notes_fts", "passages_fts"}
@@ -42,12 +41,10 @@ const (
 	maxPassages = 1 << passageBits
 )
 
-var tokenize = `tokenize='unicode61 remove_diacritics 2', prefix='` + func() string {
-	if v := os.Getenv("NP"); v != "" {
-		return v
-	}
-	return "2 3 4"
-}() + `'`
+// Both tables fold case and diacritics. Only notes_fts keeps prefix indexes
+// (for 2-4 character prefixes typed into search): they triple the indexing
+// work, and passage searches serve questions, whose short words are exact.
+const tokenizer = `tokenize='unicode61 remove_diacritics 2'`
 
 var schema = []string{
 	`CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
@@ -73,17 +70,18 @@ var schema = []string{
 		text TEXT NOT NULL
 	)`,
 	`CREATE VIRTUAL TABLE notes_fts USING fts5(title, aliases, headings, tags, body,
-		content='', contentless_delete=1, ` + tokenize + `)`,
+		content='', contentless_delete=1, ` + tokenizer + `, prefix='2 3 4')`,
 	`CREATE VIRTUAL TABLE passages_fts USING fts5(heading, text,
-		content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'` + pprefix + `)`,
+		content='', contentless_delete=1, ` + tokenizer + `)`,
 	`INSERT INTO notes_fts(notes_fts, rank) VALUES('rank', 'bm25(10.0, 8.0, 4.0, 3.0, 1.0)')`,
 	`INSERT INTO passages_fts(passages_fts, rank) VALUES('rank', 'bm25(3.0, 1.0)')`,
-	// A bigger in-memory hash before each flush to disk makes fewer, larger
-	// segments, so a bulk index spends far less time merging them.
-	`INSERT INTO notes_fts(notes_fts, rank) VALUES('hashsize', `+hashsize+`)`,
-	`INSERT INTO passages_fts(passages_fts, rank) VALUES('hashsize', `+hashsize+`)`,
-	`INSERT INTO notes_fts(notes_fts, rank) VALUES('automerge', `+automerge+`)`,
-	`INSERT INTO passages_fts(passages_fts, rank) VALUES('automerge', `+automerge+`)`,
+	// A bigger in-memory hash before each flush (8 MB, default 1 MB) and
+	// merging 8 segments at a time (default 4) halve the CPU time of a bulk
+	// index, which otherwise goes to merging segments over and over.
+	`INSERT INTO notes_fts(notes_fts, rank) VALUES('hashsize', 8388608)`,
+	`INSERT INTO passages_fts(passages_fts, rank) VALUES('hashsize', 8388608)`,
+	`INSERT INTO notes_fts(notes_fts, rank) VALUES('automerge', 8)`,
+	`INSERT INTO passages_fts(passages_fts, rank) VALUES('automerge', 8)`,
 	`INSERT INTO meta(key, value) VALUES('schema_version', '` + schemaVersion + `')`,
 }
 
@@ -92,8 +90,9 @@ var schema = []string{
 // run while an Upsert is in progress. An in-memory index has one connection
 // and serialises everything.
 type Index struct {
-	w *sql.DB // the single writer
-	r *sql.DB // readers (== w in memory)
+	w  *sql.DB     // the single writer
+	r  *sql.DB     // readers (== w in memory)
+	ws *writeStmts // prepared on w
 
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt // prepared read statements by SQL text
@@ -137,7 +136,13 @@ func Open(path string) (*Index, error) {
 		ix.r.SetMaxOpenConns(n)
 		ix.r.SetMaxIdleConns(n)
 	}
-	if err := ix.migrate(context.Background()); err != nil {
+	ctx := context.Background()
+	if err := ix.migrate(ctx); err != nil {
+		ix.Close()
+		return nil, fmt.Errorf("embedded: open %s: %w", path, err)
+	}
+	var err error
+	if ix.ws, err = prepareWrite(ctx, ix.w); err != nil {
 		ix.Close()
 		return nil, fmt.Errorf("embedded: open %s: %w", path, err)
 	}
@@ -181,6 +186,9 @@ func (ix *Index) Close() error {
 	}
 	ix.stmts = nil
 	ix.mu.Unlock()
+	if ix.ws != nil {
+		ix.ws.close()
+	}
 	err := ix.w.Close()
 	if ix.r != ix.w {
 		err = errors.Join(err, ix.r.Close())
@@ -221,26 +229,10 @@ func sqliteCode(err error) int {
 	return 0
 }
 
+// sqliteError is SQLITE_ERROR, the generic error code ("no such table",
+// FTS5 syntax errors, ...).
+const sqliteError = 1
+
 func isNoTable(err error) bool {
-	return sqliteCode(err) == 1 // SQLITE_ERROR: "no such table: meta"
+	return sqliteCode(err) == sqliteError // "no such table: meta"
 }
-
-var hashsize = func() string {
-	if v := os.Getenv("HS"); v != "" {
-		return v
-	}
-	return "1048576"
-}()
-
-var automerge = func() string {
-	if v := os.Getenv("AM"); v != "" {
-		return v
-	}
-	return "4"
-}()
-var pprefix = func() string {
-	if v := os.Getenv("PP"); v != "" {
-		return ", prefix='" + v + "'"
-	}
-	return ""
-}()

@@ -129,16 +129,3 @@ func matchExpr(q textindex.Query) string {
 	}
 	return strings.Join(conjs, " OR ")
 }
-
-// anyTermExpr is the OR of every positive term of q: used to pick the
-// passage that best explains a note-level match when no single passage
-// matches the whole query.
-func anyTermExpr(q textindex.Query) string {
-	var anyQ textindex.Query
-	for _, c := range q.Any {
-		for _, t := range c.All {
-			anyQ.Any = append(anyQ.Any, textindex.Conj{All: []textindex.Term{t}})
-		}
-	}
-	return matchExpr(anyQ)
-}

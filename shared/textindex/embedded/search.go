@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 
 	"golang.org/x/text/unicode/norm"
@@ -25,6 +26,12 @@ func (ix *Index) Search(ctx context.Context, q textindex.Query, opts textindex.O
 	if expr == "" || (opts.Filter.Paths != nil && len(opts.Filter.Paths) == 0) {
 		return textindex.Result{}, nil
 	}
+	return ix.searchExpr(ctx, q, expr, opts)
+}
+
+// searchExpr runs the MATCH expression expr built from q. A malformed
+// expression (which matchExpr should never build) finds nothing.
+func (ix *Index) searchExpr(ctx context.Context, q textindex.Query, expr string, opts textindex.Options) (textindex.Result, error) {
 	limit := opts.Limit
 	if limit <= 0 {
 		limit = defaultLimit
@@ -32,7 +39,9 @@ func (ix *Index) Search(ctx context.Context, q textindex.Query, opts textindex.O
 	offset := max(opts.Offset, 0)
 	res, err := ix.search(ctx, q, expr, opts.Unit, opts.Filter, limit, offset)
 	if err != nil {
-		if sqliteCode(err) == 1 && strings.Contains(err.Error(), "fts5") {
+		// SQLITE_ERROR: the statements are fixed, so only the MATCH
+		// expression can be at fault (syntax, unknown column, ...).
+		if sqliteCode(err) == sqliteError {
 			slog.Debug("embedded: malformed match expression", "match", expr, "err", err)
 			return textindex.Result{}, nil
 		}
@@ -41,97 +50,138 @@ func (ix *Index) Search(ctx context.Context, q textindex.Query, opts textindex.O
 	return res, nil
 }
 
-// search runs the ranking query, the count and the per-hit snippet lookups.
+// search runs the ranking query (which also counts every match), then
+// fills in each returned hit.
 func (ix *Index) search(ctx context.Context, q textindex.Query, expr string, unit textindex.Unit, f textindex.Filter, limit, offset int) (textindex.Result, error) {
 	fts := "notes_fts"
-	from := ` FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid WHERE notes_fts MATCH ?`
+	noteID := "notes_fts.rowid"
 	if unit == textindex.Passages {
 		fts = "passages_fts"
-		from = ` FROM passages_fts JOIN notes n ON n.id = (passages_fts.rowid >> 20) WHERE passages_fts MATCH ?`
+		noteID = "(passages_fts.rowid >> " + strconv.Itoa(passageBits) + ")"
 	}
 	where, args := filterSQL(f)
+	from := ` FROM ` + fts
+	if where != "" {
+		from += ` JOIN notes n ON n.id = ` + noteID
+	}
+	from += ` WHERE ` + fts + ` MATCH ?` + where
 	args = append([]any{expr}, args...)
 
-	type row struct {
-		id    int64 // note id, or passage id for Passages
-		npass int64
-		hit   textindex.Hit
-	}
-	rows, err := ix.query(ctx, `SELECT `+fts+`.rank, n.path, n.title, n.npassages, `+fts+`.rowid`+
-		from+where+` ORDER BY `+fts+`.rank LIMIT ? OFFSET ?`,
-		append(args, limit, offset)...)
+	// count(*) OVER () counts the matches in the same pass that ranks them:
+	// FTS5 ranks every match before the LIMIT anyway.
+	rows, err := ix.query(ctx, `SELECT `+fts+`.rowid, `+fts+`.rank, count(*) OVER ()`+from+
+		` ORDER BY `+fts+`.rank LIMIT ? OFFSET ?`, append(args, limit, offset)...)
 	if err != nil {
 		return textindex.Result{}, err
 	}
-	var found []row
+	type found struct {
+		id    int64 // note id, or passage id for Passages
+		score float64
+	}
+	var hits []found
+	var res textindex.Result
 	for rows.Next() {
-		var r row
-		if err := rows.Scan(&r.hit.Score, &r.hit.Path, &r.hit.Title, &r.npass, &r.id); err != nil {
+		var h found
+		if err := rows.Scan(&h.id, &h.score, &res.Total); err != nil {
 			rows.Close()
 			return textindex.Result{}, err
 		}
-		found = append(found, r)
+		hits = append(hits, h)
 	}
 	// Close before any other query: an in-memory index has one connection.
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return textindex.Result{}, err
 	}
-
-	res := textindex.Result{Total: offset + len(found)}
-	if len(found) == limit || (len(found) == 0 && offset > 0) {
-		countFrom := from
-		if where == "" { // every row has its note: skip the join
-			countFrom = ` FROM ` + fts + ` WHERE ` + fts + ` MATCH ?`
-		}
-		if err := ix.queryRow(ctx, `SELECT count(*)`+countFrom+where, args, &res.Total); err != nil {
+	if len(hits) == 0 && offset > 0 { // past the end: count separately
+		if err := ix.queryRow(ctx, `SELECT count(*)`+from, args, &res.Total); err != nil {
 			return textindex.Result{}, err
 		}
 	}
 
 	ns := needles(q)
-	for _, r := range found {
-		h := r.hit
-		var pid int64
+	for _, fh := range hits {
+		h := textindex.Hit{Score: fh.score}
+		id := fh.id
 		if unit == textindex.Passages {
-			pid = r.id
-		} else if pid, err = ix.bestPassage(ctx, q, expr, r.id, r.npass); err != nil {
+			id = fh.id >> passageBits
+		}
+		var npass int64
+		err := ix.queryRow(ctx, `SELECT path, title, npassages FROM notes WHERE id = ?`, []any{id}, &h.Path, &h.Title, &npass)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // deleted since the ranking query
+		}
+		if err != nil {
 			return textindex.Result{}, err
 		}
-		if pid >= 0 {
-			var text string
-			err := ix.queryRow(ctx, `SELECT ordinal, heading, heading_id, text FROM passages WHERE id = ?`,
-				[]any{pid}, &h.Passage, &h.Heading, &h.HeadingID, &text)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return textindex.Result{}, err
-			}
-			h.Snippet = excerpt(text, ns)
+		var p passage
+		if unit == textindex.Passages {
+			p, err = ix.passage(ctx, fh.id)
+		} else {
+			p, err = ix.bestPassage(ctx, id, npass, ns)
 		}
+		if err != nil {
+			return textindex.Result{}, err
+		}
+		h.Passage, h.Heading, h.HeadingID = p.ordinal, p.heading, p.headingID
+		h.Snippet = excerpt(p.text, ns)
 		res.Hits = append(res.Hits, h)
 	}
 	return res, nil
 }
 
-// bestPassage returns the id of note id's passage that best matches expr;
-// failing that, the one that best matches any term of q; failing that
-// (the match was in the title, tags or aliases), its first passage. It
-// returns -1 for a note without passages.
-func (ix *Index) bestPassage(ctx context.Context, q textindex.Query, expr string, id, npass int64) (int64, error) {
+// passage is one stored passage.
+type passage struct {
+	ordinal                  int
+	heading, headingID, text string
+}
+
+// passage loads one passage by id; a missing one is the zero passage.
+func (ix *Index) passage(ctx context.Context, id int64) (passage, error) {
+	var p passage
+	err := ix.queryRow(ctx, `SELECT ordinal, heading, heading_id, text FROM passages WHERE id = ?`,
+		[]any{id}, &p.ordinal, &p.heading, &p.headingID, &p.text)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = nil
+	}
+	return p, err
+}
+
+// bestPassageScan bounds the text bestPassage reads from one note.
+const bestPassageScan = 1 << 20
+
+// bestPassage picks the passage of note id that best explains a match: the
+// one containing the most distinct query tokens (in its text or heading),
+// then the most occurrences, then the first. It reads the note's passages
+// in order, up to bestPassageScan bytes. Scoring in Go over one note's short
+// passages costs far less than a second FTS5 query per hit, which would
+// expand every prefix term over the whole index again.
+func (ix *Index) bestPassage(ctx context.Context, id, npass int64, ns []needle) (passage, error) {
 	if npass <= 0 {
-		return -1, nil
+		return passage{}, nil
 	}
 	first := id << passageBits
-	for _, e := range []string{expr, anyTermExpr(q)} {
-		var pid int64
-		err := ix.queryRow(ctx, `SELECT rowid FROM passages_fts WHERE passages_fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rank LIMIT 1`,
-			[]any{e, first, first + npass - 1}, &pid)
-		if err == nil {
-			return pid, nil
+	rows, err := ix.query(ctx, `SELECT ordinal, heading, heading_id, text FROM passages WHERE id BETWEEN ? AND ? ORDER BY id`,
+		first, first+npass-1)
+	if err != nil {
+		return passage{}, err
+	}
+	defer rows.Close()
+	var (
+		best      passage
+		bestScore = score{-1, -1}
+		read      int
+	)
+	for read < bestPassageScan && rows.Next() {
+		var p passage
+		if err := rows.Scan(&p.ordinal, &p.heading, &p.headingID, &p.text); err != nil {
+			return passage{}, err
 		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return 0, err
+		read += len(p.text)
+		if s := scorePassage(p.heading+"\n"+p.text, ns); s.better(bestScore) {
+			best, bestScore = p, s
 		}
 	}
-	return first, nil
+	return best, errors.Join(rows.Err(), rows.Close())
 }
 
 // queryRow runs a prepared single-row query.

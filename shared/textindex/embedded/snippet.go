@@ -144,3 +144,37 @@ func collapse(text string, start, end int, cutBefore, cutAfter bool) string {
 	}
 	return s
 }
+
+// score ranks passages for bestPassage.
+type score struct{ distinct, total int }
+
+func (s score) better(o score) bool {
+	return s.distinct > o.distinct || (s.distinct == o.distinct && s.total > o.total)
+}
+
+// scorePassageMax caps the occurrences counted, so one word repeated
+// endlessly does not beat a passage with more of the query's words.
+const scorePassageMax = 64
+
+// scorePassage counts the distinct needles found in text and their
+// occurrences.
+func scorePassage(text string, ns []needle) score {
+	if len(ns) == 0 {
+		return score{}
+	}
+	var s score
+	found := make([]bool, len(ns))
+	for _, sp := range tokenSpans(text) {
+		f := fold(text[sp.start:sp.end])
+		for i, n := range ns {
+			if f == n.tok || (n.prefix && strings.HasPrefix(f, n.tok)) {
+				if !found[i] {
+					found[i] = true
+					s.distinct++
+				}
+				s.total = min(s.total+1, scorePassageMax)
+			}
+		}
+	}
+	return s
+}

@@ -14,7 +14,8 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
-// writeStmts are the statements of one write transaction.
+// writeStmts are the write statements, prepared once on the writer
+// connection and bound to each transaction with Tx.StmtContext.
 type writeStmts struct {
 	findNote, insertNote, updateNote                  *sql.Stmt
 	deleteNote, deleteNoteFTS, deleteTags, deleteEnts *sql.Stmt
@@ -23,48 +24,62 @@ type writeStmts struct {
 	insertPassage, insertPassageFTS                   *sql.Stmt
 }
 
-var writeSQL = map[string]string{
-	"findNote":         `SELECT id, npassages FROM notes WHERE path = ?`,
-	"insertNote":       `INSERT INTO notes(path, title, author, modified, npassages) VALUES(?, ?, ?, ?, ?)`,
-	"updateNote":       `UPDATE notes SET title = ?, author = ?, modified = ?, npassages = ? WHERE id = ?`,
-	"deleteNote":       `DELETE FROM notes WHERE id = ?`,
-	"deleteNoteFTS":    `DELETE FROM notes_fts WHERE rowid = ?`,
-	"deleteTags":       `DELETE FROM tags WHERE note_id = ?`,
-	"deleteEnts":       `DELETE FROM entities WHERE note_id = ?`,
-	"deletePassages":   `DELETE FROM passages WHERE id BETWEEN ? AND ?`,
-	"deletePassageFTS": `DELETE FROM passages_fts WHERE rowid = ?`,
-	"insertNoteFTS":    `INSERT INTO notes_fts(rowid, title, aliases, headings, tags, body) VALUES(?, ?, ?, ?, ?, ?)`,
-	"insertTag":        `INSERT OR IGNORE INTO tags(tag, note_id) VALUES(?, ?)`,
-	"insertEnt":        `INSERT OR IGNORE INTO entities(entity, note_id) VALUES(?, ?)`,
-	"insertPassage":    `INSERT INTO passages(id, ordinal, heading, heading_id, text) VALUES(?, ?, ?, ?, ?)`,
-	"insertPassageFTS": `INSERT INTO passages_fts(rowid, heading, text) VALUES(?, ?, ?)`,
+// stmtDef is one field of writeStmts and its SQL.
+type stmtDef struct {
+	stmt **sql.Stmt
+	sql  string
 }
 
-func prepareWrite(ctx context.Context, tx *sql.Tx) (*writeStmts, func(), error) {
-	var ws writeStmts
-	dst := map[string]**sql.Stmt{
-		"findNote": &ws.findNote, "insertNote": &ws.insertNote, "updateNote": &ws.updateNote,
-		"deleteNote": &ws.deleteNote, "deleteNoteFTS": &ws.deleteNoteFTS, "deleteTags": &ws.deleteTags,
-		"deleteEnts": &ws.deleteEnts, "deletePassages": &ws.deletePassages, "deletePassageFTS": &ws.deletePassageFTS,
-		"insertNoteFTS": &ws.insertNoteFTS, "insertTag": &ws.insertTag, "insertEnt": &ws.insertEnt,
-		"insertPassage": &ws.insertPassage, "insertPassageFTS": &ws.insertPassageFTS,
+// defs lists the statements of ws, always in the same order.
+func (ws *writeStmts) defs() []stmtDef {
+	return []stmtDef{
+		{&ws.findNote, `SELECT id, npassages FROM notes WHERE path = ?`},
+		{&ws.insertNote, `INSERT INTO notes(path, title, author, modified, npassages) VALUES(?, ?, ?, ?, ?)`},
+		{&ws.updateNote, `UPDATE notes SET title = ?, author = ?, modified = ?, npassages = ? WHERE id = ?`},
+		{&ws.deleteNote, `DELETE FROM notes WHERE id = ?`},
+		{&ws.deleteNoteFTS, `DELETE FROM notes_fts WHERE rowid = ?`},
+		{&ws.deleteTags, `DELETE FROM tags WHERE note_id = ?`},
+		{&ws.deleteEnts, `DELETE FROM entities WHERE note_id = ?`},
+		{&ws.deletePassages, `DELETE FROM passages WHERE id BETWEEN ? AND ?`},
+		{&ws.deletePassageFTS, `DELETE FROM passages_fts WHERE rowid = ?`},
+		{&ws.insertNoteFTS, `INSERT INTO notes_fts(rowid, title, aliases, headings, tags, body) VALUES(?, ?, ?, ?, ?, ?)`},
+		{&ws.insertTag, `INSERT OR IGNORE INTO tags(tag, note_id) VALUES(?, ?)`},
+		{&ws.insertEnt, `INSERT OR IGNORE INTO entities(entity, note_id) VALUES(?, ?)`},
+		{&ws.insertPassage, `INSERT INTO passages(id, ordinal, heading, heading_id, text) VALUES(?, ?, ?, ?, ?)`},
+		{&ws.insertPassageFTS, `INSERT INTO passages_fts(rowid, heading, text) VALUES(?, ?, ?)`},
 	}
-	var all []*sql.Stmt
-	closeAll := func() {
-		for _, s := range all {
-			s.Close()
-		}
-	}
-	for name, q := range writeSQL {
-		s, err := tx.PrepareContext(ctx, q)
+}
+
+// prepareWrite prepares the write statements on db.
+func prepareWrite(ctx context.Context, db *sql.DB) (*writeStmts, error) {
+	ws := &writeStmts{}
+	for _, d := range ws.defs() {
+		s, err := db.PrepareContext(ctx, d.sql)
 		if err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("prepare %s: %w", name, err)
+			ws.close()
+			return nil, fmt.Errorf("prepare %q: %w", d.sql, err)
 		}
-		*dst[name] = s
-		all = append(all, s)
+		*d.stmt = s
 	}
-	return &ws, closeAll, nil
+	return ws, nil
+}
+
+// in returns the statements bound to tx; they close with it.
+func (ws *writeStmts) in(ctx context.Context, tx *sql.Tx) *writeStmts {
+	out := &writeStmts{}
+	src, dst := ws.defs(), out.defs()
+	for i := range src {
+		*dst[i].stmt = tx.StmtContext(ctx, *src[i].stmt)
+	}
+	return out
+}
+
+func (ws *writeStmts) close() {
+	for _, d := range ws.defs() {
+		if *d.stmt != nil {
+			(*d.stmt).Close()
+		}
+	}
 }
 
 // Upsert replaces the documents with the same paths, all in one transaction.
@@ -75,6 +90,7 @@ func (ix *Index) Upsert(ctx context.Context, docs ...textindex.Doc) error {
 		return nil
 	}
 	// Normalise on another goroutine while this one feeds SQLite.
+	ctx, cancel := context.WithCancel(ctx)
 	prepared := make(chan preparedDoc, 64)
 	go func() {
 		defer close(prepared)
@@ -87,7 +103,8 @@ func (ix *Index) Upsert(ctx context.Context, docs ...textindex.Doc) error {
 		}
 	}()
 	defer func() {
-		for range prepared { // let the producer finish on early return
+		cancel()
+		for range prepared { // wait for the producer to stop
 		}
 	}()
 	return ix.write(ctx, func(ctx context.Context, ws *writeStmts) error {
@@ -128,12 +145,7 @@ func (ix *Index) write(ctx context.Context, fn func(context.Context, *writeStmts
 		return fmt.Errorf("embedded: begin: %w", err)
 	}
 	defer tx.Rollback()
-	ws, closeStmts, err := prepareWrite(ctx, tx)
-	if err != nil {
-		return fmt.Errorf("embedded: %w", err)
-	}
-	defer closeStmts()
-	if err := fn(ctx, ws); err != nil {
+	if err := fn(ctx, ix.ws.in(ctx, tx)); err != nil {
 		return fmt.Errorf("embedded: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -151,9 +163,9 @@ type preparedDoc struct {
 }
 
 type preparedPassage struct {
-	ordinal                         int
-	heading, headingID, text, ftsHd string
-	ftsText                         string
+	ordinal                              int
+	heading, headingID, text, ftsHeading string
+	ftsText                              string
 }
 
 func prepareDoc(d textindex.Doc) preparedDoc {
@@ -182,12 +194,12 @@ func prepareDoc(d textindex.Doc) preparedDoc {
 	}
 	for _, ps := range passages {
 		p.passages = append(p.passages, preparedPassage{
-			ordinal:   ps.Ordinal,
-			heading:   validText(ps.Heading()),
-			headingID: validText(ps.HeadingID),
-			text:      validText(ps.Text),
-			ftsHd:     cleanText(strings.Join(ps.HeadingPath, "\n")),
-			ftsText:   cleanText(ps.Text),
+			ordinal:    ps.Ordinal,
+			heading:    validText(ps.Heading()),
+			headingID:  validText(ps.HeadingID),
+			text:       validText(ps.Text),
+			ftsHeading: cleanText(strings.Join(ps.HeadingPath, "\n")),
+			ftsText:    cleanText(ps.Text),
 		})
 	}
 	return p
@@ -241,7 +253,7 @@ func upsertOne(ctx context.Context, ws *writeStmts, p preparedDoc) error {
 		if _, err := ws.insertPassage.ExecContext(ctx, pid, ps.ordinal, ps.heading, ps.headingID, ps.text); err != nil {
 			return err
 		}
-		if _, err := ws.insertPassageFTS.ExecContext(ctx, pid, ps.ftsHd, ps.ftsText); err != nil {
+		if _, err := ws.insertPassageFTS.ExecContext(ctx, pid, ps.ftsHeading, ps.ftsText); err != nil {
 			return err
 		}
 	}
