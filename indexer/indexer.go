@@ -218,7 +218,7 @@ func (ix *Indexer) indexAll(ctx context.Context, objs []store.Object, progress f
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := make(chan store.Object)
-	results := make(chan *parsed, 64)
+	results := make(chan *parsed, 256)
 	var wg sync.WaitGroup
 	var skippedN atomic.Int64
 	for range max(1, runtime.GOMAXPROCS(0)) {
@@ -259,42 +259,41 @@ func (ix *Indexer) indexAll(ctx context.Context, objs []store.Object, progress f
 	}()
 	go func() { wg.Wait(); close(results) }()
 
+	// A writer goroutine takes whole batches, so parsing goes on while
+	// SQLite writes: the two overlap instead of taking turns.
 	const batchSize = 256
+	batches := make(chan []*parsed, 2)
+	written := make(chan error, 1)
+	go func() {
+		var werr error
+		for batch := range batches {
+			if werr != nil {
+				continue
+			}
+			if werr = ix.write(ctx, batch); werr != nil {
+				cancel()
+				continue
+			}
+			indexed += len(batch)
+			if progress != nil {
+				progress(int(ix.done.Load()), len(objs))
+			}
+		}
+		written <- werr
+	}()
 	batch := make([]*parsed, 0, batchSize)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		docs := make([]textindex.Doc, len(batch))
-		for i, p := range batch {
-			docs[i] = p.doc
-		}
-		if err := ix.Text.Upsert(ctx, docs...); err != nil {
-			return fmt.Errorf("writing the text index: %w", err)
-		}
-		for _, p := range batch {
-			ix.Catalog.Upsert(p.note)
-		}
-		indexed += len(batch)
-		ix.done.Add(int64(len(batch)))
-		if progress != nil {
-			progress(int(ix.done.Load()), len(objs))
-		}
-		batch = batch[:0]
-		return nil
-	}
 	for p := range results {
 		batch = append(batch, p)
 		if len(batch) == batchSize {
-			if err := flush(); err != nil {
-				cancel()
-				for range results {
-				}
-				return indexed, int(skippedN.Load()), err
-			}
+			batches <- batch
+			batch = make([]*parsed, 0, batchSize)
 		}
 	}
-	if err := flush(); err != nil {
+	if len(batch) > 0 {
+		batches <- batch
+	}
+	close(batches)
+	if err := <-written; err != nil {
 		return indexed, int(skippedN.Load()), err
 	}
 	if err := ctx.Err(); err != nil {
@@ -304,6 +303,22 @@ func (ix *Indexer) indexAll(ctx context.Context, objs []store.Object, progress f
 		progress(len(objs), len(objs))
 	}
 	return indexed, int(skippedN.Load()), nil
+}
+
+// write puts one batch in the text index, then in the catalog.
+func (ix *Indexer) write(ctx context.Context, batch []*parsed) error {
+	docs := make([]textindex.Doc, len(batch))
+	for i, p := range batch {
+		docs[i] = p.doc
+	}
+	if err := ix.Text.Upsert(ctx, docs...); err != nil {
+		return fmt.Errorf("writing the text index: %w", err)
+	}
+	for _, p := range batch {
+		ix.Catalog.Upsert(p.note)
+	}
+	ix.done.Add(int64(len(batch)))
+	return nil
 }
 
 // load reads and parses one note. It returns (nil, nil) when the note is
