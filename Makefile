@@ -7,14 +7,14 @@ VAULT   ?= infra/sample-vault
 ADDR    ?= 127.0.0.1:8787
 BENCH_VAULT ?= /tmp/sheaf-bench-10k
 
-.PHONY: build test unit smoke vet bench fuzz run clean
+.PHONY: build test unit race smoke vet bench fuzz run clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sheaf
 
 # vet + gofmt, every Go test (conformance over stdio and HTTP included), then
 # the TypeScript SDK smoke test against the built binary.
-test: vet unit smoke
+test: vet unit race smoke
 
 vet:
 	@test -z "$$(gofmt -l . | grep -v '^infra/smoke/node_modules' )" || { gofmt -l .; echo "gofmt needed"; exit 1; }
@@ -22,6 +22,10 @@ vet:
 
 unit:
 	$(GO) test -count=1 -timeout 20m ./...
+
+# The race detector over the concurrent parts (indexer, catalog, stores, tools).
+race:
+	$(GO) test -race -count=1 -timeout 15m ./indexer/ ./shared/vault/ ./shared/store/... ./shared/tools/ ./shared/textindex/...
 
 smoke: build
 	test -d infra/smoke/node_modules || (cd infra/smoke && npm install --no-audit --no-fund)

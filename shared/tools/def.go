@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -66,7 +67,14 @@ func define[In, Out any](name, title, description string, h hints, fn func(ctx c
 		}),
 	)
 	tool.InputSchema.Type = "" // the raw schema above is the one
-	handler := func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	handler := func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
+		defer func() {
+			// A bug must surface as the spec's internal kind, not a protocol error.
+			if r := recover(); r != nil {
+				slog.Error("tool panicked", "tool", name, "panic", r, "stack", string(debug.Stack()))
+				res = errorResult(newError(KindInternal, nil, "internal error in %s: %v (please report it)", name, r))
+			}
+		}()
 		in, terr := decodeArgs[In](req, resolved, defaults)
 		if terr != nil {
 			return errorResult(terr), nil

@@ -73,6 +73,9 @@ type probeOut struct {
 func callProbe(t *testing.T, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
 	tool := define("probe", "Probe", "test", readOnly, func(_ context.Context, a probeIn) (*probeOut, error) {
+		if a.Path == "panic" {
+			panic("kaboom")
+		}
 		if a.Path == "boom" {
 			return nil, newError(KindNoteNotFound, map[string]any{"candidates": []string{"x"}}, "no %s", a.Path)
 		}
@@ -126,6 +129,13 @@ func kindOf(res *mcp.CallToolResult) string {
 	m, _ := res.Meta.AdditionalFields[errorMetaKey].(map[string]any)
 	k, _ := m["kind"].(string)
 	return k
+}
+
+func TestPanicIsInternal(t *testing.T) {
+	res := callProbe(t, map[string]any{"path": "panic"})
+	if !res.IsError || kindOf(res) != "internal" {
+		t.Errorf("a panicking tool: isError=%v kind=%q", res.IsError, kindOf(res))
+	}
 }
 
 func TestErrorEnvelopeLifted(t *testing.T) {
