@@ -41,6 +41,15 @@ func TestIndexAndSearchCommands(t *testing.T) {
 	if err := exec.Command(bin, "search", "--vault", vault).Run(); err == nil {
 		t.Errorf("sheaf search without a query should fail")
 	}
+	out, err = exec.Command(bin, "health", "--vault", vault, "--json").Output()
+	var h struct {
+		Score     int `json:"score"`
+		NoteCount int `json:"noteCount"`
+		Orphans   int `json:"orphans"`
+	}
+	if err != nil || json.Unmarshal(out, &h) != nil || h.NoteCount != 43 || h.Orphans != 5 || h.Score <= 0 || h.Score > 100 {
+		t.Errorf("sheaf health --json: %v %+v\n%s", err, h, out)
+	}
 	if out, err := exec.Command(bin, "serve").CombinedOutput(); err == nil || !strings.Contains(string(out), "no vault") {
 		t.Errorf("serve without a vault: %v %s", err, out)
 	}

@@ -28,7 +28,7 @@ func main() {
 		SilenceErrors: true,
 		Version:       version,
 	}
-	root.AddCommand(serveCmd(), indexCmd(), searchCmd(), genCmd())
+	root.AddCommand(serveCmd(), indexCmd(), searchCmd(), healthCmd(), genCmd())
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "sheaf:", err)
 		os.Exit(1)

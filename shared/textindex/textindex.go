@@ -38,8 +38,13 @@ type Filter struct {
 type Unit int
 
 const (
-	Notes    Unit = iota // one hit per note
-	Passages             // one hit per passage
+	Notes Unit = iota // one hit per note
+	// Passages gives one hit per passage that matches the query itself
+	// (its heading path and text), for the notes a Notes search ranks:
+	// notes in rank order, each note's matching passages best first, every
+	// passage hit scored with its note's score. A note excluded by a NOT
+	// term contributes no passages.
+	Passages
 )
 
 // Options control one search.
@@ -64,7 +69,11 @@ type Hit struct {
 
 // Result is one page of hits and the total number of matches.
 type Result struct {
-	Hits  []Hit
+	Hits []Hit
+	// Total is the number of matching notes (Unit Notes). For Unit
+	// Passages an adapter may estimate it without reading every matching
+	// note: it is then at least Offset plus the hits returned, and exact
+	// once the page reaches the last match.
 	Total int
 }
 

@@ -51,6 +51,9 @@ type Vault struct {
 	ImmutablePaths     []string // write-once prefixes, e.g. "sources/"
 	MaxNoteBytes       int64    // read_note refuses bigger notes; 0: 16 MiB
 	MaxAttachmentBytes int64    // read_attachment refuses bigger files; 0: 5 MiB
+	// MaxWait caps how long await_directives blocks, for platforms with a
+	// request limit (25 s behind API Gateway); 0: 55 s.
+	MaxWait time.Duration
 }
 
 func (v *Vault) maxNote() int64 {
@@ -134,6 +137,11 @@ func (s *Server) Tools() []Tool {
 	ts = append(ts, s.searchTools()...)
 	ts = append(ts, s.tagTools()...)
 	ts = append(ts, s.attachmentTools()...)
+	ts = append(ts, s.referenceTools()...)
+	ts = append(ts, s.relationTools()...)
+	ts = append(ts, s.searchReadTools()...)
+	ts = append(ts, s.maintenanceTools()...)
+	ts = append(ts, s.agentTools()...)
 	sort.Slice(ts, func(i, j int) bool { return ts[i].Tool.Name < ts[j].Tool.Name })
 	return ts
 }

@@ -3,11 +3,11 @@ package tools
 import (
 	"context"
 	"errors"
-	"regexp"
 	"sort"
 	"time"
 
 	"github.com/sheaf-dev/sheaf/shared/store"
+	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
 type vaultInfoIn struct {
@@ -62,8 +62,6 @@ func (s *Server) vaultTools() []Tool {
 // agentsBriefMax caps the AGENTS.md text returned, to protect the context window.
 const agentsBriefMax = 16 << 10
 
-var logDate = regexp.MustCompile(`(?m)^\s*[-*]?\s*\[?(\d{4}-\d{2}-\d{2})\]?`)
-
 // VaultInfo implements get_vault_info.
 func (s *Server) VaultInfo(ctx context.Context, in vaultInfoIn) (*vaultInfoOut, error) {
 	v, cat, err := s.open(ctx, in.VaultArg)
@@ -98,10 +96,8 @@ func (s *Server) VaultInfo(ctx context.Context, in vaultInfoIn) (*vaultInfoOut, 
 	}
 	out.Liveness.PendingDirectives = pending
 	if data, _, err := v.Store.Get(ctx, "log.md", 1<<20); err == nil {
-		for _, m := range logDate.FindAllSubmatch(data, -1) {
-			if d := string(m[1]); d > out.Liveness.LastLogDate {
-				out.Liveness.LastLogDate = d
-			}
+		for _, e := range vault.ParseLedger(data).Entries {
+			out.Liveness.LastLogDate = max(out.Liveness.LastLogDate, e.Date)
 		}
 	}
 	st := IndexStatus{State: "ready"}

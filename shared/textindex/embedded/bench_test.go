@@ -16,6 +16,34 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
+// Measured on a shared 2-core AMD EPYC (better of repeated runs; the machine
+// was loaded, so small differences are noise), 10k notes, 54 MB:
+//
+//	BenchmarkUpsert10k  4.6-4.9 s, 5.0-5.9 CPU-s (was 7.6-8.3 s, 9.2-10.3 CPU-s
+//	                    with passages_fts and a 4-character prefix index)
+//	BenchmarkSearch     p50 / p99 ms     (before: passages_fts, prefix='2 3 4')
+//	  mix               17.7 / 41.8      21.8 / 187
+//	  common            23.8 / 26.0      37.4 / 50.0
+//	  two-common        29.0 / 33.9      29.8 / 47.2
+//	  rare               1.3 /  1.7       1.2 /  2.1
+//	  two-mid            2.5 /  3.0       2.4 /  5.7
+//	  prefix2           25.2 / 30.6      25.5 / 41.6
+//	  prefix3           19.8 / 37.7      18.8 / 31.3
+//	  prefix4           30.0 / 51.5      ~22 (4-character prefix index)
+//	  phrase             0.8 /  2.1       0.6 /  1.1
+//	  or                26.6 / 44.3      26.5 / 41.9
+//	  not                4.3 /  5.7       4.2 /  5.9
+//	  filter-tag         5.2 /  9.4       4.6 /  7.3
+//	  filter-path-author 6.8 / 12.4       5.5 /  8.7
+//	  passages-mid      11.5 / 23.0      14.1 / 24.1
+//	  passages-common   24.4 / 33.1     105   / 165
+//	  question          18.0 / 29.1      17.3 / 23.9
+//
+// A word in nearly every note costs ~2 µs of BM25 per matching note (60% of
+// it FTS5's per-row docsize lookup, a SQL statement each); cache_size,
+// mmap_size and temp_store on the readers, and a read transaction around
+// the search, did not measurably change that.
+
 // corpus is a synthetic vault: pseudo-words drawn with a Zipf distribution
 // from a fixed-seed vocabulary, so runs are comparable.
 type corpus struct {
@@ -157,6 +185,7 @@ func BenchmarkSearch(b *testing.B) {
 		parse("two-mid", v[300]+" "+v[600], top),
 		parse("prefix2", v[2][:2], top),
 		parse("prefix3", v[40][:3], top),
+		parse("prefix4", v[2][:4], top),
 		parse("phrase", phrase, top),
 		parse("or", v[4]+" OR "+v[25000], top),
 		parse("not", v[3]+" -"+v[6], top),

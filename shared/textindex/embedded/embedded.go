@@ -2,13 +2,20 @@
 // modernc.org/sqlite (pure Go), in one file such as .sheaf/index.db or in
 // memory.
 //
-// Notes and their passages are indexed in two contentless FTS5 tables
-// (tokenizer unicode61 with diacritics removed, prefix indexes of 2-4
-// characters, rank = weighted bm25); the original passage text and the
-// filterable metadata live in ordinary tables. Scripts written without spaces
-// (Chinese, Japanese, Thai, ...) are indexed one character per token.
-// Filters are applied in SQL before ranking, and snippets are cut from the
-// best-matching passage of each returned hit only.
+// Notes are indexed in one contentless FTS5 table (tokenizer unicode61 with
+// diacritics removed, prefix indexes of 2 and 3 characters, rank = weighted
+// bm25); the passage text and the filterable metadata live in ordinary
+// tables. Scripts written without spaces (Chinese, Japanese, Thai, ...) are
+// indexed one character per token. Filters are applied in SQL before
+// ranking, and snippets are cut from the best-matching passage of each
+// returned hit only.
+//
+// Passages are not indexed on their own: a passage search ranks notes
+// exactly as a note search does and expands each ranked note, in rank order,
+// into its passages that match the query, matched and ordered in Go (see
+// Index.Search). Tokenizing every note twice, once per table, cost 40% of
+// indexing time, and ranking a word found in every passage cost a BM25
+// evaluation per passage.
 package embedded
 
 import (
@@ -28,22 +35,25 @@ import (
 
 // schemaVersion changes whenever the tables below change; an index file with
 // another version is dropped and rebuilt (it is derived data).
-const schemaVersion = "1"
+const schemaVersion = "2"
 
-// tables lists every table the schema creates, for dropping an old version.
+// tables lists every table any schema version created, for dropping an old
+// version (passages_fts: version 1).
 var tables = []string{"meta", "notes", "tags", "entities", "passages", "notes_fts", "passages_fts"}
 
 // Passage rows get the id noteID<<passageBits | index, so a note's passages
-// are one contiguous rowid range in both the passages table and the FTS
-// table. Notes with more passages than that keep only the first ones.
+// are one contiguous rowid range. Notes with more passages than that keep only the first ones.
 const (
 	passageBits = 20
 	maxPassages = 1 << passageBits
 )
 
-// Both tables fold case and diacritics. Only notes_fts keeps prefix indexes
-// (for 2-4 character prefixes typed into search): they triple the indexing
-// work, and passage searches serve questions, whose short words are exact.
+// The tokenizer folds case and diacritics. Prefix indexes serve 2 and 3
+// character prefixes typed into search, which expand to hundreds of terms;
+// each costs as much indexing work as the words themselves. Longer prefixes
+// expand to few terms and are merged at query time: a 4-character index
+// would cost a fifth of indexing time to save a few milliseconds on the
+// largest expansions.
 const tokenizer = `tokenize='unicode61 remove_diacritics 2'`
 
 var schema = []string{
@@ -67,21 +77,17 @@ var schema = []string{
 		ordinal INTEGER NOT NULL,
 		heading TEXT NOT NULL,
 		heading_id TEXT NOT NULL,
+		heading_path TEXT NOT NULL, -- cleaned heading path, one per line, matched with the text
 		text TEXT NOT NULL
 	)`,
 	`CREATE VIRTUAL TABLE notes_fts USING fts5(title, aliases, headings, tags, body,
-		content='', contentless_delete=1, ` + tokenizer + `, prefix='2 3 4')`,
-	`CREATE VIRTUAL TABLE passages_fts USING fts5(heading, text,
-		content='', contentless_delete=1, ` + tokenizer + `)`,
+		content='', contentless_delete=1, ` + tokenizer + `, prefix='2 3')`,
 	`INSERT INTO notes_fts(notes_fts, rank) VALUES('rank', 'bm25(10.0, 8.0, 4.0, 3.0, 1.0)')`,
-	`INSERT INTO passages_fts(passages_fts, rank) VALUES('rank', 'bm25(3.0, 1.0)')`,
 	// A bigger in-memory hash before each flush (8 MB, default 1 MB) and
 	// merging 8 segments at a time (default 4) halve the CPU time of a bulk
 	// index, which otherwise goes to merging segments over and over.
 	`INSERT INTO notes_fts(notes_fts, rank) VALUES('hashsize', 8388608)`,
-	`INSERT INTO passages_fts(passages_fts, rank) VALUES('hashsize', 8388608)`,
 	`INSERT INTO notes_fts(notes_fts, rank) VALUES('automerge', 8)`,
-	`INSERT INTO passages_fts(passages_fts, rank) VALUES('automerge', 8)`,
 	`INSERT INTO meta(key, value) VALUES('schema_version', '` + schemaVersion + `')`,
 }
 

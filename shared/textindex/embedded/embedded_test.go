@@ -2,11 +2,15 @@ package embedded
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/textindex/textindextest"
+	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
 func TestConformanceMemory(t *testing.T) {
@@ -125,4 +129,84 @@ func FuzzSearch(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPassagePaging checks the passage sequence of a passage search: notes
+// in rank order, each note's matching passages best first, pages that cover
+// it exactly once, and Total exact once the last note is read.
+func TestPassagePaging(t *testing.T) {
+	ix, err := Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ctx := context.Background()
+	var docs []textindex.Doc
+	for i := range 6 {
+		var ps []vault.Passage
+		for j := range 4 {
+			text := fmt.Sprintf("filler %d %d", i, j)
+			switch {
+			case j == 3:
+				text += strings.Repeat(" okapi", i+1) + " okapi zebra"
+			case j%2 == 1:
+				text += " okapi"
+			}
+			ps = append(ps, textindextest.Passage(j, []string{"H"}, "h", text))
+		}
+		docs = append(docs, textindex.Doc{Path: fmt.Sprintf("n%d.md", i), Title: "Note", Passages: ps, Modified: textindextest.Modified})
+	}
+	if err := ix.Upsert(ctx, docs...); err != nil {
+		t.Fatal(err)
+	}
+	q := textindex.ParseQuery("okapi OR zebra")
+	all, err := ix.Search(ctx, q, textindex.Options{Unit: textindex.Passages, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Hits) != 12 || all.Total != 12 {
+		t.Fatalf("all passages: %d hits, total %d; want 12, 12", len(all.Hits), all.Total)
+	}
+	for i, h := range all.Hits {
+		if i%2 == 0 && h.Passage != 3 || i%2 == 1 && h.Passage != 1 {
+			t.Errorf("hit %d: passage %d of %s; want passage 3 (both words) before passage 1", i, h.Passage, h.Path)
+		}
+		if i%2 == 1 && (h.Path != all.Hits[i-1].Path || h.Score != all.Hits[i-1].Score) {
+			t.Errorf("hit %d: %s score %v, want its note's passages together with one score", i, h.Path, h.Score)
+		}
+	}
+	var paged []textindex.Hit
+	for off := 0; off < 14; off += 3 {
+		res, err := ix.Search(ctx, q, textindex.Options{Unit: textindex.Passages, Limit: 3, Offset: off})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Total < off+len(res.Hits) || res.Total > 12 {
+			t.Errorf("offset %d: total %d", off, res.Total)
+		}
+		if off+3 >= 12 && res.Total != 12 {
+			t.Errorf("offset %d, the last page: total %d, want 12", off, res.Total)
+		}
+		paged = append(paged, res.Hits...)
+	}
+	if len(paged) != len(all.Hits) {
+		t.Fatalf("pages gave %d hits, want %d", len(paged), len(all.Hits))
+	}
+	for i := range paged {
+		if paged[i].Path != all.Hits[i].Path || paged[i].Passage != all.Hits[i].Passage {
+			t.Errorf("paged hit %d = %s#%d, want %s#%d", i, paged[i].Path, paged[i].Passage, all.Hits[i].Path, all.Hits[i].Passage)
+		}
+	}
+	for _, o := range []textindex.Options{{Offset: math.MaxInt, Limit: 5}, {Offset: 5, Limit: math.MaxInt}} {
+		o.Unit = textindex.Passages
+		res, err := ix.Search(ctx, q, o)
+		if err != nil || res.Total != 12 {
+			t.Errorf("extreme paging %+v: total %d, %v; want 12", o, res.Total, err)
+		}
+	}
+	// A note excluded by NOT has no passage hits, even those without the word.
+	res, err := ix.Search(ctx, textindex.ParseQuery("okapi -zebra"), textindex.Options{Unit: textindex.Passages})
+	if err != nil || len(res.Hits) != 0 || res.Total != 0 {
+		t.Errorf("okapi -zebra: %+v, %v; want nothing", res, err)
+	}
 }

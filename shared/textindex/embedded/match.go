@@ -129,3 +129,109 @@ func matchExpr(q textindex.Query) string {
 	}
 	return strings.Join(conjs, " OR ")
 }
+
+// termMatch is one query term as a sequence of folded tokens, the Go
+// counterpart of termExpr.
+type termMatch struct {
+	toks   []string
+	prefix bool // the last token matches as a prefix
+}
+
+// conjMatch is one conjunction of a queryMatch.
+type conjMatch struct{ all, not []termMatch }
+
+// queryMatch evaluates a query on one passage in Go, as matchExpr's MATCH
+// expression would on an FTS5 row holding the passage: it decides which
+// passages of a ranked note are hits of a passage search.
+type queryMatch []conjMatch
+
+// newQueryMatch builds the matcher of q, dropping what matchExpr drops:
+// terms without tokens and conjunctions left without positive terms.
+func newQueryMatch(q textindex.Query) queryMatch {
+	var out queryMatch
+	for _, c := range q.Any {
+		var cm conjMatch
+		for _, t := range c.All {
+			if tm, ok := newTermMatch(t); ok {
+				cm.all = append(cm.all, tm)
+			}
+		}
+		if len(cm.all) == 0 {
+			continue
+		}
+		for _, t := range c.Not {
+			if tm, ok := newTermMatch(t); ok {
+				cm.not = append(cm.not, tm)
+			}
+		}
+		out = append(out, cm)
+	}
+	return out
+}
+
+func newTermMatch(t textindex.Term) (termMatch, bool) {
+	toks := tokens(strings.ToValidUTF8(norm.NFC.String(t.Text), " "))
+	if len(toks) == 0 {
+		return termMatch{}, false
+	}
+	for i, tok := range toks {
+		toks[i] = fold(tok)
+	}
+	last, _ := utf8.DecodeRuneInString(toks[len(toks)-1])
+	return termMatch{toks: toks, prefix: t.Prefix && !t.Phrase && !textindex.Unspaced(last)}, true
+}
+
+// matches reports whether the folded tokens toks satisfy the query. An empty
+// token in toks separates fields: no term matches across it.
+func (qm queryMatch) matches(toks []string) bool {
+next:
+	for _, c := range qm {
+		for _, t := range c.all {
+			if !t.in(toks) {
+				continue next
+			}
+		}
+		for _, t := range c.not {
+			if t.in(toks) {
+				continue next
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// in reports whether toks holds t's tokens adjacent and in order.
+func (t termMatch) in(toks []string) bool {
+	n := len(t.toks)
+	for i := 0; i+n <= len(toks); i++ {
+		if t.at(toks[i : i+n]) {
+			return true
+		}
+	}
+	return false
+}
+
+func (t termMatch) at(toks []string) bool {
+	last := len(t.toks) - 1
+	for j, want := range t.toks {
+		if toks[j] == want {
+			continue
+		}
+		if j == last && t.prefix && want != "" && strings.HasPrefix(toks[j], want) {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// foldedTokens returns the tokens of s, folded.
+func foldedTokens(s string) []string {
+	spans := tokenSpans(s)
+	out := make([]string, len(spans))
+	for i, sp := range spans {
+		out[i] = fold(s[sp.start:sp.end])
+	}
+	return out
+}

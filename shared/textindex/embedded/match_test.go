@@ -89,3 +89,34 @@ func TestMalformedExpr(t *testing.T) {
 		}
 	}
 }
+
+func TestQueryMatch(t *testing.T) {
+	tests := []struct {
+		query, heading, text string
+		want                 bool
+	}{
+		{"tomato", "", "Green Tomatoes here", true},
+		{"tomato", "", "a tomatillo", false},
+		{`"tomato"`, "", "tomatoes", false},
+		{`"green tomatoes"`, "", "green  Tomatoes", true},
+		{`"green tomatoes"`, "", "tomatoes green", false},
+		{"tomatoes compost", "", "tomatoes only", false},
+		{"tomatoes compost", "Compost", "tomatoes", true}, // the heading path counts
+		{`"compost tomatoes"`, "compost", "tomatoes", false},
+		{"garlic OR lime", "", "lime juice", true},
+		{"garlic -lime", "", "garlic and lime", false},
+		{"garlic -lime OR juice", "", "garlic and lime juice", true},
+		{"creme", "", "Crème brûlée", true},
+		{"東京", "", "東京タワー", true},
+		{"京東", "", "東京", false},
+		{"each other's", "", "each other's edits", true},
+		{"-x", "", "anything", false},
+		{"", "", "anything", false},
+	}
+	for _, tt := range tests {
+		toks := append(append(foldedTokens(tt.heading), ""), foldedTokens(tt.text)...)
+		if got := newQueryMatch(textindex.ParseQuery(tt.query)).matches(toks); got != tt.want {
+			t.Errorf("%q on (%q, %q) = %v, want %v", tt.query, tt.heading, tt.text, got, tt.want)
+		}
+	}
+}

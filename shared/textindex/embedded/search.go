@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
+	"slices"
 	"strings"
 
 	"golang.org/x/text/unicode/norm"
@@ -17,10 +17,11 @@ import (
 
 const defaultLimit = 25
 
-// Search ranks the notes (or passages) matching q under opts.Filter by
-// weighted BM25. Filters are part of the SQL, so they narrow the candidates
-// before ranking and paging. Snippets come from each returned hit's
-// best-matching passage.
+// Search ranks the notes matching q under opts.Filter by weighted BM25.
+// Filters are part of the SQL, so they narrow the candidates before ranking
+// and paging. Snippets come from each returned hit's best-matching passage.
+// With opts.Unit == Passages, each ranked note is expanded into its passages
+// that match q (see searchPassages).
 func (ix *Index) Search(ctx context.Context, q textindex.Query, opts textindex.Options) (textindex.Result, error) {
 	expr := matchExpr(q)
 	if expr == "" || (opts.Filter.Paths != nil && len(opts.Filter.Paths) == 0) {
@@ -50,138 +51,270 @@ func (ix *Index) searchExpr(ctx context.Context, q textindex.Query, expr string,
 	return res, nil
 }
 
-// search runs the ranking query (which also counts every match), then
-// fills in each returned hit.
+// search ranks the notes matching expr, then fills in each returned hit.
 func (ix *Index) search(ctx context.Context, q textindex.Query, expr string, unit textindex.Unit, f textindex.Filter, limit, offset int) (textindex.Result, error) {
-	fts := "notes_fts"
-	noteID := "notes_fts.rowid"
-	if unit == textindex.Passages {
-		fts = "passages_fts"
-		noteID = "(passages_fts.rowid >> " + strconv.Itoa(passageBits) + ")"
-	}
 	where, args := filterSQL(f)
-	from := ` FROM ` + fts
+	from := ` FROM notes_fts`
 	if where != "" {
-		from += ` JOIN notes n ON n.id = ` + noteID
+		from += ` JOIN notes n ON n.id = notes_fts.rowid`
 	}
-	from += ` WHERE ` + fts + ` MATCH ?` + where
-	args = append([]any{expr}, args...)
+	from += ` WHERE notes_fts MATCH ?` + where
+	r := ranking{ix: ix, from: from, args: append([]any{expr}, args...)}
+	if unit == textindex.Passages {
+		return ix.searchPassages(ctx, q, r, limit, offset)
+	}
 
-	// count(*) OVER () counts the matches in the same pass that ranks them:
-	// FTS5 ranks every match before the LIMIT anyway.
-	rows, err := ix.query(ctx, `SELECT `+fts+`.rowid, `+fts+`.rank, count(*) OVER ()`+from+
-		` ORDER BY `+fts+`.rank LIMIT ? OFFSET ?`, append(args, limit, offset)...)
+	ranked, total, err := r.rank(ctx, limit, offset)
 	if err != nil {
 		return textindex.Result{}, err
 	}
-	type found struct {
-		id    int64 // note id, or passage id for Passages
-		score float64
-	}
-	var hits []found
-	var res textindex.Result
-	for rows.Next() {
-		var h found
-		if err := rows.Scan(&h.id, &h.score, &res.Total); err != nil {
-			rows.Close()
+	if len(ranked) == 0 && offset > 0 { // past the end: count separately
+		if err := ix.queryRow(ctx, `SELECT count(*)`+from, r.args, &total); err != nil {
 			return textindex.Result{}, err
 		}
-		hits = append(hits, h)
+	}
+	res := textindex.Result{Total: total}
+	ns := needles(q)
+	for _, rn := range ranked {
+		h := textindex.Hit{Score: rn.score}
+		npass, ok, err := ix.note(ctx, rn.id, &h)
+		if err != nil {
+			return textindex.Result{}, err
+		}
+		if !ok {
+			continue // deleted since the ranking query
+		}
+		p, err := ix.bestPassage(ctx, rn.id, npass, ns)
+		if err != nil {
+			return textindex.Result{}, err
+		}
+		res.Hits = append(res.Hits, passageHit(h, p, ns))
+	}
+	return res, nil
+}
+
+// searchPassages serves Unit == Passages: it ranks notes exactly as a note
+// search does and expands each ranked note, in rank order, into its passages
+// that match q themselves (heading path and text; see queryMatch), best first
+// by scorePassage. Every passage hit carries its note's BM25 score; Offset
+// and Limit page over this sequence of passages.
+//
+// Total counts the matching passages of every note read to fill the page,
+// plus one for each matching note not read. It is the exact number of
+// matching passages when the page reached the last matching note, and never
+// less than Offset plus the hits returned.
+func (ix *Index) searchPassages(ctx context.Context, q textindex.Query, r ranking, limit, offset int) (textindex.Result, error) {
+	qm, ns := newQueryMatch(q), needles(q)
+	var (
+		res              textindex.Result
+		skip             = offset
+		counted, read    int // passages counted in the notes read; notes read
+		notes            int // matching notes
+		batch, notesSeen = maxBatch, 0
+	)
+	if offset < maxBatch-limit {
+		batch = offset + limit
+	}
+	// Every matching note usually has a matching passage, so offset+limit
+	// notes usually fill the page; ask for more only when they do not.
+	for {
+		ranked, total, err := r.rank(ctx, batch, notesSeen)
+		if err != nil {
+			return textindex.Result{}, err
+		}
+		notes = total
+		if len(ranked) == 0 {
+			notes = notesSeen // past the last note: all have been read
+		}
+		for _, rn := range ranked {
+			if len(res.Hits) == limit {
+				break
+			}
+			read++
+			h := textindex.Hit{Score: rn.score}
+			npass, ok, err := ix.note(ctx, rn.id, &h)
+			if err != nil {
+				return textindex.Result{}, err
+			}
+			if !ok {
+				continue // deleted since the ranking query
+			}
+			ps, err := ix.matchingPassages(ctx, rn.id, npass, qm, ns)
+			if err != nil {
+				return textindex.Result{}, err
+			}
+			counted += len(ps)
+			for _, p := range ps {
+				if skip > 0 {
+					skip--
+				} else if len(res.Hits) < limit {
+					res.Hits = append(res.Hits, passageHit(h, p, ns))
+				}
+			}
+		}
+		notesSeen += len(ranked)
+		if len(res.Hits) == limit || len(ranked) < batch {
+			break
+		}
+		batch = min(2*batch, maxBatch)
+	}
+	res.Total = counted + max(notes-read, 0)
+	return res, nil
+}
+
+// maxBatch bounds the notes one ranking query of a passage search returns.
+const maxBatch = 1 << 30
+
+// ranking is the ranking query of one search: FROM and WHERE clauses and
+// their arguments.
+type ranking struct {
+	ix   *Index
+	from string
+	args []any
+}
+
+// ranked is one note of a ranking.
+type ranked struct {
+	id    int64
+	score float64
+}
+
+// rank returns up to limit notes from offset on, best first, and the number
+// of matching notes (0 when no row is returned).
+func (r ranking) rank(ctx context.Context, limit, offset int) ([]ranked, int, error) {
+	// count(*) OVER () counts the matches in the same pass that ranks them:
+	// FTS5 ranks every match before the LIMIT anyway.
+	rows, err := r.ix.query(ctx, `SELECT notes_fts.rowid, notes_fts.rank, count(*) OVER ()`+r.from+
+		` ORDER BY notes_fts.rank LIMIT ? OFFSET ?`, append(r.args[:len(r.args):len(r.args)], limit, offset)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	var (
+		out   []ranked
+		total int
+	)
+	for rows.Next() {
+		var rn ranked
+		if err := rows.Scan(&rn.id, &rn.score, &total); err != nil {
+			rows.Close()
+			return nil, 0, err
+		}
+		out = append(out, rn)
 	}
 	// Close before any other query: an in-memory index has one connection.
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return textindex.Result{}, err
+		return nil, 0, err
 	}
-	if len(hits) == 0 && offset > 0 { // past the end: count separately
-		if err := ix.queryRow(ctx, `SELECT count(*)`+from, args, &res.Total); err != nil {
-			return textindex.Result{}, err
-		}
-	}
+	return out, total, nil
+}
 
-	ns := needles(q)
-	for _, fh := range hits {
-		h := textindex.Hit{Score: fh.score}
-		id := fh.id
-		if unit == textindex.Passages {
-			id = fh.id >> passageBits
-		}
-		var npass int64
-		err := ix.queryRow(ctx, `SELECT path, title, npassages FROM notes WHERE id = ?`, []any{id}, &h.Path, &h.Title, &npass)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue // deleted since the ranking query
-		}
-		if err != nil {
-			return textindex.Result{}, err
-		}
-		var p passage
-		if unit == textindex.Passages {
-			p, err = ix.passage(ctx, fh.id)
-		} else {
-			p, err = ix.bestPassage(ctx, id, npass, ns)
-		}
-		if err != nil {
-			return textindex.Result{}, err
-		}
-		h.Passage, h.Heading, h.HeadingID = p.ordinal, p.heading, p.headingID
-		h.Snippet = excerpt(p.text, ns)
-		res.Hits = append(res.Hits, h)
+// note fills in h's path and title from note id and returns its number of
+// passages; ok is false when the note no longer exists.
+func (ix *Index) note(ctx context.Context, id int64, h *textindex.Hit) (npass int64, ok bool, err error) {
+	err = ix.queryRow(ctx, `SELECT path, title, npassages FROM notes WHERE id = ?`, []any{id}, &h.Path, &h.Title, &npass)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
 	}
-	return res, nil
+	return npass, err == nil, err
+}
+
+// passageHit completes h with passage p and its snippet.
+func passageHit(h textindex.Hit, p passage, ns []needle) textindex.Hit {
+	h.Passage, h.Heading, h.HeadingID = p.ordinal, p.heading, p.headingID
+	h.Snippet = excerpt(p.text, ns)
+	return h
 }
 
 // passage is one stored passage.
 type passage struct {
 	ordinal                  int
 	heading, headingID, text string
+	toks                     []string // folded tokens of the heading path, "", the text
 }
 
-// passage loads one passage by id; a missing one is the zero passage.
-func (ix *Index) passage(ctx context.Context, id int64) (passage, error) {
-	var p passage
-	err := ix.queryRow(ctx, `SELECT ordinal, heading, heading_id, text FROM passages WHERE id = ?`,
-		[]any{id}, &p.ordinal, &p.heading, &p.headingID, &p.text)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = nil
-	}
-	return p, err
-}
+// passageScan bounds the text read from one note to choose or match its
+// passages: passages after the first passageScan bytes are never a hit.
+const passageScan = 1 << 20
 
-// bestPassageScan bounds the text bestPassage reads from one note.
-const bestPassageScan = 1 << 20
-
-// bestPassage picks the passage of note id that best explains a match: the
-// one containing the most distinct query tokens (in its text or heading),
-// then the most occurrences, then the first. It reads the note's passages
-// in order, up to bestPassageScan bytes. Scoring in Go over one note's short
-// passages costs far less than a second FTS5 query per hit, which would
-// expand every prefix term over the whole index again.
-func (ix *Index) bestPassage(ctx context.Context, id, npass int64, ns []needle) (passage, error) {
+// scanPassages calls fn with each passage of note id in order (with toks
+// set), up to passageScan bytes of text.
+func (ix *Index) scanPassages(ctx context.Context, id, npass int64, fn func(passage)) error {
 	if npass <= 0 {
-		return passage{}, nil
+		return nil
 	}
 	first := id << passageBits
-	rows, err := ix.query(ctx, `SELECT ordinal, heading, heading_id, text FROM passages WHERE id BETWEEN ? AND ? ORDER BY id`,
+	rows, err := ix.query(ctx, `SELECT ordinal, heading, heading_id, heading_path, text FROM passages WHERE id BETWEEN ? AND ? ORDER BY id`,
 		first, first+npass-1)
 	if err != nil {
-		return passage{}, err
+		return err
 	}
 	defer rows.Close()
+	for read := 0; read < passageScan && rows.Next(); {
+		var (
+			p     passage
+			hpath string
+		)
+		if err := rows.Scan(&p.ordinal, &p.heading, &p.headingID, &hpath, &p.text); err != nil {
+			return err
+		}
+		read += len(p.text)
+		p.toks = append(append(foldedTokens(hpath), ""), foldedTokens(p.text)...)
+		fn(p)
+	}
+	return errors.Join(rows.Err(), rows.Close())
+}
+
+// bestPassage picks the passage of note id that best explains a match: the
+// one containing the most distinct query tokens (in its text or heading
+// path), then the most occurrences, then the first. Scoring in Go over one
+// note's short passages costs far less than a second FTS5 query per hit,
+// which would expand every prefix term over the whole index again.
+func (ix *Index) bestPassage(ctx context.Context, id, npass int64, ns []needle) (passage, error) {
 	var (
 		best      passage
 		bestScore = score{-1, -1}
-		read      int
 	)
-	for read < bestPassageScan && rows.Next() {
-		var p passage
-		if err := rows.Scan(&p.ordinal, &p.heading, &p.headingID, &p.text); err != nil {
-			return passage{}, err
-		}
-		read += len(p.text)
-		if s := scorePassage(p.heading+"\n"+p.text, ns); s.better(bestScore) {
+	err := ix.scanPassages(ctx, id, npass, func(p passage) {
+		if s := scoreTokens(p.toks, ns); s.better(bestScore) {
+			p.toks = nil
 			best, bestScore = p, s
 		}
+	})
+	return best, err
+}
+
+// matchingPassages returns the passages of note id that match qm, best
+// first as bestPassage ranks them, in reading order among equals.
+func (ix *Index) matchingPassages(ctx context.Context, id, npass int64, qm queryMatch, ns []needle) ([]passage, error) {
+	type scored struct {
+		p passage
+		s score
 	}
-	return best, errors.Join(rows.Err(), rows.Close())
+	var out []scored
+	err := ix.scanPassages(ctx, id, npass, func(p passage) {
+		if qm.matches(p.toks) {
+			s := scoreTokens(p.toks, ns)
+			p.toks = nil
+			out = append(out, scored{p, s})
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(out, func(a, b scored) int {
+		switch {
+		case a.s.better(b.s):
+			return -1
+		case b.s.better(a.s):
+			return 1
+		}
+		return 0
+	})
+	ps := make([]passage, len(out))
+	for i, o := range out {
+		ps[i] = o.p
+	}
+	return ps, nil
 }
 
 // queryRow runs a prepared single-row query.

@@ -162,12 +162,22 @@ func scorePassage(text string, ns []needle) score {
 	if len(ns) == 0 {
 		return score{}
 	}
+	return scoreTokens(foldedTokens(text), ns)
+}
+
+// scoreTokens is scorePassage over folded tokens.
+func scoreTokens(toks []string, ns []needle) score {
 	var s score
+	if len(ns) == 0 {
+		return s
+	}
 	found := make([]bool, len(ns))
-	for _, sp := range tokenSpans(text) {
-		f := fold(text[sp.start:sp.end])
+	for _, f := range toks {
+		if f == "" { // a field separator
+			continue
+		}
 		for i, n := range ns {
-			if f == n.tok || (n.prefix && strings.HasPrefix(f, n.tok)) {
+			if f == n.tok || (n.prefix && n.tok != "" && strings.HasPrefix(f, n.tok)) {
 				if !found[i] {
 					found[i] = true
 					s.distinct++

@@ -19,9 +19,8 @@ import (
 type writeStmts struct {
 	findNote, insertNote, updateNote                  *sql.Stmt
 	deleteNote, deleteNoteFTS, deleteTags, deleteEnts *sql.Stmt
-	deletePassages, deletePassageFTS                  *sql.Stmt
-	insertNoteFTS, insertTag, insertEnt               *sql.Stmt
-	insertPassage, insertPassageFTS                   *sql.Stmt
+	deletePassages, insertNoteFTS, insertTag          *sql.Stmt
+	insertEnt, insertPassage                          *sql.Stmt
 }
 
 // stmtDef is one field of writeStmts and its SQL.
@@ -33,7 +32,7 @@ type stmtDef struct {
 // defs lists the statements of ws, always in the same order.
 func (ws *writeStmts) defs() []stmtDef {
 	return []stmtDef{
-		{&ws.findNote, `SELECT id, npassages FROM notes WHERE path = ?`},
+		{&ws.findNote, `SELECT id FROM notes WHERE path = ?`},
 		{&ws.insertNote, `INSERT INTO notes(path, title, author, modified, npassages) VALUES(?, ?, ?, ?, ?)`},
 		{&ws.updateNote, `UPDATE notes SET title = ?, author = ?, modified = ?, npassages = ? WHERE id = ?`},
 		{&ws.deleteNote, `DELETE FROM notes WHERE id = ?`},
@@ -41,12 +40,10 @@ func (ws *writeStmts) defs() []stmtDef {
 		{&ws.deleteTags, `DELETE FROM tags WHERE note_id = ?`},
 		{&ws.deleteEnts, `DELETE FROM entities WHERE note_id = ?`},
 		{&ws.deletePassages, `DELETE FROM passages WHERE id BETWEEN ? AND ?`},
-		{&ws.deletePassageFTS, `DELETE FROM passages_fts WHERE rowid = ?`},
 		{&ws.insertNoteFTS, `INSERT INTO notes_fts(rowid, title, aliases, headings, tags, body) VALUES(?, ?, ?, ?, ?, ?)`},
 		{&ws.insertTag, `INSERT OR IGNORE INTO tags(tag, note_id) VALUES(?, ?)`},
 		{&ws.insertEnt, `INSERT OR IGNORE INTO entities(entity, note_id) VALUES(?, ?)`},
-		{&ws.insertPassage, `INSERT INTO passages(id, ordinal, heading, heading_id, text) VALUES(?, ?, ?, ?, ?)`},
-		{&ws.insertPassageFTS, `INSERT INTO passages_fts(rowid, heading, text) VALUES(?, ?, ?)`},
+		{&ws.insertPassage, `INSERT INTO passages(id, ordinal, heading, heading_id, heading_path, text) VALUES(?, ?, ?, ?, ?, ?)`},
 	}
 }
 
@@ -163,9 +160,8 @@ type preparedDoc struct {
 }
 
 type preparedPassage struct {
-	ordinal                              int
-	heading, headingID, text, ftsHeading string
-	ftsText                              string
+	ordinal                               int
+	heading, headingID, headingPath, text string
 }
 
 func prepareDoc(d textindex.Doc) preparedDoc {
@@ -194,12 +190,11 @@ func prepareDoc(d textindex.Doc) preparedDoc {
 	}
 	for _, ps := range passages {
 		p.passages = append(p.passages, preparedPassage{
-			ordinal:    ps.Ordinal,
-			heading:    validText(ps.Heading()),
-			headingID:  validText(ps.HeadingID),
-			text:       validText(ps.Text),
-			ftsHeading: cleanText(strings.Join(ps.HeadingPath, "\n")),
-			ftsText:    cleanText(ps.Text),
+			ordinal:     ps.Ordinal,
+			heading:     validText(ps.Heading()),
+			headingID:   validText(ps.HeadingID),
+			headingPath: cleanText(strings.Join(ps.HeadingPath, "\n")),
+			text:        validText(ps.Text),
 		})
 	}
 	return p
@@ -250,10 +245,7 @@ func upsertOne(ctx context.Context, ws *writeStmts, p preparedDoc) error {
 	}
 	for i, ps := range p.passages {
 		pid := id<<passageBits | int64(i)
-		if _, err := ws.insertPassage.ExecContext(ctx, pid, ps.ordinal, ps.heading, ps.headingID, ps.text); err != nil {
-			return err
-		}
-		if _, err := ws.insertPassageFTS.ExecContext(ctx, pid, ps.ftsHeading, ps.ftsText); err != nil {
+		if _, err := ws.insertPassage.ExecContext(ctx, pid, ps.ordinal, ps.heading, ps.headingID, ps.headingPath, ps.text); err != nil {
 			return err
 		}
 	}
@@ -263,8 +255,7 @@ func upsertOne(ctx context.Context, ws *writeStmts, p preparedDoc) error {
 // removeOld deletes every row derived from the note at path except its
 // notes row, and returns the note's id.
 func removeOld(ctx context.Context, ws *writeStmts, path string) (id int64, ok bool, err error) {
-	var n int64
-	err = ws.findNote.QueryRowContext(ctx, path).Scan(&id, &n)
+	err = ws.findNote.QueryRowContext(ctx, path).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}
@@ -277,11 +268,6 @@ func removeOld(ctx context.Context, ws *writeStmts, path string) (id int64, ok b
 		}
 	}
 	first := id << passageBits
-	for i := int64(0); i < n; i++ {
-		if _, err := ws.deletePassageFTS.ExecContext(ctx, first+i); err != nil {
-			return 0, false, err
-		}
-	}
 	if _, err := ws.deletePassages.ExecContext(ctx, first, first+maxPassages-1); err != nil {
 		return 0, false, err
 	}

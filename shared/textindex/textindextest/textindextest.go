@@ -441,6 +441,30 @@ func testPaging(t *testing.T, ix textindex.Index) {
 	if len(res.Hits) != 1 || res.Total != 4 {
 		t.Errorf("passage total: got %d hits, total %d; want 1, 4", len(res.Hits), res.Total)
 	}
+	// Pages of passages cover every matching passage once; Total is exact
+	// on the last page.
+	q = textindex.ParseQuery("tomatoes OR compost OR water")
+	want := passageKeys(search(t, ix, q, textindex.Options{Unit: textindex.Passages}))
+	var got []string
+	for off := 0; off <= len(want); off += 2 {
+		res := search(t, ix, q, textindex.Options{Unit: textindex.Passages, Limit: 2, Offset: off})
+		if off+2 >= len(want) && res.Total != len(want) {
+			t.Errorf("passage page at %d: total %d, want %d", off, res.Total, len(want))
+		}
+		got = append(got, passageKeys(res)...)
+	}
+	if len(want) != 7 || !slices.Equal(sorted(got), sorted(want)) {
+		t.Errorf("passage pages: got %q, want %q (7 passages)", got, want)
+	}
+}
+
+// passageKeys returns "path#ordinal" for each hit.
+func passageKeys(res textindex.Result) []string {
+	var out []string
+	for _, h := range res.Hits {
+		out = append(out, fmt.Sprintf("%s#%d", h.Path, h.Passage))
+	}
+	return out
 }
 
 func sorted(s []string) []string {
