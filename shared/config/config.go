@@ -25,6 +25,7 @@ type Config struct {
 	ImmutablePaths     []string // write-once prefixes
 	MaxAttachmentBytes int64    // read_attachment cap
 	MaxNoteBytes       int64    // largest note indexed or read
+	CursorKey          string   // HMAC key of search_and_read cursors
 	NoWatch            bool     // do not follow file changes
 	LogLevel           string   // debug, info, warn, error
 }
@@ -41,6 +42,7 @@ func (c *Config) Flags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&c.ImmutablePaths, "immutable-paths", []string{"sources/"}, "write-once folder prefixes")
 	fs.Int64Var(&c.MaxAttachmentBytes, "max-attachment-bytes", 5<<20, "largest file read_attachment returns")
 	fs.Int64Var(&c.MaxNoteBytes, "max-note-bytes", 16<<20, "largest note indexed or read")
+	fs.StringVar(&c.CursorKey, "cursor-key", "", "key that signs search_and_read cursors, at least 16 bytes (default: a key created once in <vault>/.sheaf/keys/)")
 	fs.BoolVar(&c.NoWatch, "no-watch", false, "do not follow changes to the vault folder")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 }

@@ -73,6 +73,7 @@ func OpenLocal(ctx context.Context, c *Config, log *slog.Logger) (*Local, error)
 			return tools.IndexStatus{State: s.State, Done: s.Done, Total: s.Total, Problems: s.Problems}
 		},
 		ImmutablePaths: c.ImmutablePaths, MaxNoteBytes: c.MaxNoteBytes, MaxAttachmentBytes: c.MaxAttachmentBytes,
+		CursorKey: c.CursorKey,
 	}
 	return &Local{Vault: v, Indexer: ix, Root: root, State: state, text: text}, nil
 }

@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
-	"weak"
 
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -592,21 +591,7 @@ type refEntry struct {
 	dead  atomic.Bool            // dropped from the cache: cache nothing more
 }
 
-// refCaches holds one cache per served Vault, dropped when the Vault is
-// garbage collected.
-var refCaches sync.Map // weak.Pointer[Vault] -> *refCache
-
-func refCacheFor(v *Vault) *refCache {
-	key := weak.Make(v)
-	if c, ok := refCaches.Load(key); ok {
-		return c.(*refCache)
-	}
-	c, loaded := refCaches.LoadOrStore(key, &refCache{})
-	if !loaded {
-		runtime.AddCleanup(v, func(k weak.Pointer[Vault]) { refCaches.Delete(k) }, key)
-	}
-	return c.(*refCache)
-}
+func refCacheFor(v *Vault) *refCache { return &v.refs }
 
 // files returns the cache's entries for the catalog's notes, sorted by path,
 // reusing every entry whose note has not changed.

@@ -7,10 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -397,30 +395,27 @@ func jsonLen(v any) int {
 	return len(b)
 }
 
-// cursorSigners holds each vault's cursor signer, loaded on first use.
-var cursorSigners sync.Map // *Vault -> *auth.Cursors
-
-// cursorsFor returns the vault's cursor signer. The key is SHEAF_CURSOR_KEY
-// when set, else the vault's stored key (shared by every server of the
-// vault). When the store cannot hold one (a read-only vault), the process
+// cursorsFor returns the vault's cursor signer. The key is the configured
+// CursorKey when set, else the vault's stored key (shared by every server of
+// the vault). When the store cannot hold one (a read-only vault), the process
 // uses a random key of its own: its cursors then work only on this instance.
 func cursorsFor(ctx context.Context, v *Vault) (*auth.Cursors, error) {
-	if c, ok := cursorSigners.Load(v); ok {
-		return c.(*auth.Cursors), nil
+	if c := v.cursors.Load(); c != nil {
+		return c, nil
 	}
-	configured := os.Getenv("SHEAF_CURSOR_KEY")
+	configured := v.CursorKey
 	key, err := auth.LoadCursorKey(ctx, v.Store, configured)
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	case configured != "":
-		return nil, fmt.Errorf("SHEAF_CURSOR_KEY: %w", err)
+		return nil, fmt.Errorf("cursor key (--cursor-key): %w", err)
 	default:
 		slog.Warn("cursor key: cannot load or create the shared key; using one for this process only", "vault", v.ID, "err", err)
 		key = make([]byte, 32)
 		_, _ = rand.Read(key)
 	}
-	c, _ := cursorSigners.LoadOrStore(v, auth.NewCursors(key, cursorTTL))
-	return c.(*auth.Cursors), nil
+	v.cursors.CompareAndSwap(nil, auth.NewCursors(key, cursorTTL))
+	return v.cursors.Load(), nil
 }

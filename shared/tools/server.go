@@ -10,10 +10,12 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -51,6 +53,10 @@ type Vault struct {
 	ImmutablePaths     []string // write-once prefixes, e.g. "sources/"
 	MaxNoteBytes       int64    // read_note refuses bigger notes; 0: 16 MiB
 	MaxAttachmentBytes int64    // read_attachment refuses bigger files; 0: 5 MiB
+	CursorKey          string   // HMAC key of search_and_read cursors; "": the key stored in the vault, created once
+
+	refs    refCache                     // find_references' folded note texts
+	cursors atomic.Pointer[auth.Cursors] // the cursor signer, loaded on first use
 	// MaxWait caps how long await_directives blocks, for platforms with a
 	// request limit (25 s behind API Gateway); 0: 55 s.
 	MaxWait time.Duration

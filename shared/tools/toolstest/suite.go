@@ -10,6 +10,9 @@ var ReadTools = []string{
 	"get_vault_info", "list_notes", "read_note", "read_outline", "list_outgoing_links",
 	"list_backlinks", "search", "list_tags", "notes_by_tag", "list_folders",
 	"link_graph", "list_attachments", "read_attachment",
+	"find_references", "suggest_links", "note_relations", "search_and_read",
+	"record_retrieval_feedback", "lint", "wiki_health", "recent_activity",
+	"agent_mentions", "pending_directives", "await_directives",
 }
 
 // Run runs the whole suite; connect must serve a fresh copy of the sample
