@@ -99,22 +99,35 @@ func BenchmarkServe10k(b *testing.B) {
 	if out, err := exec.Command(bin, "index", "--vault", dir, "--state", state, "--quiet").CombinedOutput(); err != nil {
 		b.Fatalf("sheaf index: %v\n%s", err, out)
 	}
-	words := sampleWords(dir, 300)
-	queries := make([]map[string]any, 0, 600)
+	classes := wordClasses(dir)
 	rng := rand.New(rand.NewSource(7))
-	for i := 0; i < cap(queries); i++ {
-		w1, w2 := words[rng.Intn(len(words))], words[rng.Intn(len(words))]
-		switch i % 6 {
-		case 0, 1:
-			queries = append(queries, map[string]any{"query": w1})
-		case 2:
-			queries = append(queries, map[string]any{"query": w1 + " " + w2})
-		case 3:
-			queries = append(queries, map[string]any{"query": `"` + w1 + " " + w2 + `"`})
-		case 4:
-			queries = append(queries, map[string]any{"query": w1 + " OR " + w2, "limit": 10})
-		default:
-			queries = append(queries, map[string]any{"query": "how does the " + w1 + " relate to " + w2, "match": "any"})
+	pick := func(class string) string { ws := classes[class]; return ws[rng.Intn(len(ws))] }
+	// Each lane is one kind of call an agent makes; "common" words are in
+	// over 30% of notes, "mid" in 0.5-10%, "rare" in under 0.5%.
+	type lane struct {
+		name string
+		args func() map[string]any
+	}
+	lanes := []lane{
+		{"rare", func() map[string]any { return map[string]any{"query": pick("rare")} }},
+		{"mid", func() map[string]any { return map[string]any{"query": pick("mid")} }},
+		{"two-words", func() map[string]any { return map[string]any{"query": pick("mid") + " " + pick("rare")} }},
+		{"phrase", func() map[string]any { return map[string]any{"query": `"` + pick("mid") + " " + pick("mid") + `"`} }},
+		{"question", func() map[string]any {
+			return map[string]any{"query": "how does the " + pick("mid") + " relate to " + pick("rare"), "match": "any"}
+		}},
+		{"or", func() map[string]any { return map[string]any{"query": pick("mid") + " OR " + pick("mid")} }},
+		{"common", func() map[string]any { return map[string]any{"query": pick("common")} }},
+	}
+	const perLane = 80
+	type query struct {
+		lane string
+		args map[string]any
+	}
+	var queries []query
+	for i := 0; i < perLane; i++ {
+		for _, l := range lanes {
+			queries = append(queries, query{l.name, l.args()})
 		}
 	}
 
@@ -122,23 +135,29 @@ func BenchmarkServe10k(b *testing.B) {
 		start := time.Now()
 		cmd := exec.Command(bin, "serve", "--vault", dir, "--state", state, "--no-watch", "--log-level", "error")
 		s := connect(b, &mcp.CommandTransport{Command: cmd})
-		call(b, s, map[string]any{"query": words[0]})
+		call(b, s, map[string]any{"query": pick("rare")})
 		restart := time.Since(start)
 
-		lat := make([]time.Duration, 0, len(queries))
+		byLane := map[string][]time.Duration{}
+		var lat []time.Duration
 		for _, q := range queries {
 			t0 := time.Now()
-			call(b, s, q)
-			lat = append(lat, time.Since(t0))
+			call(b, s, q.args)
+			d := time.Since(t0)
+			lat = append(lat, d)
+			byLane[q.lane] = append(byLane[q.lane], d)
 		}
-		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 		rss, hwm := memory(cmd.Process.Pid)
 		s.Close()
-
+		for lane, ds := range byLane {
+			p50, p99 := percentiles(ds)
+			b.ReportMetric(p50, "ms-p50-"+lane)
+			b.ReportMetric(p99, "ms-p99-"+lane)
+		}
+		p50, p99 := percentiles(lat)
 		b.ReportMetric(restart.Seconds()*1000, "ms-restart-to-first-search")
-		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "ms-p50")
-		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "ms-p99")
-		b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "ms-max")
+		b.ReportMetric(p50, "ms-p50-all")
+		b.ReportMetric(p99, "ms-p99-all")
 		b.ReportMetric(rss/1024, "MB-RSS")
 		b.ReportMetric(hwm/1024, "MB-peak-RSS")
 	}
@@ -172,25 +191,48 @@ func memory(pid int) (rss, hwm float64) {
 	return rss, hwm
 }
 
-var wordRE = regexp.MustCompile(`\p{L}{4,}`)
+var wordRE = regexp.MustCompile(`\p{Ll}{4,}`)
 
-// sampleWords picks distinct words from the vault's notes.
-func sampleWords(dir string, n int) []string {
-	seen := map[string]bool{}
-	var words []string
+// wordClasses sorts the vault's body words by document frequency.
+func wordClasses(dir string) map[string][]string {
+	df := map[string]int{}
+	notes := 0
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") || len(words) >= n {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
 			return nil
 		}
+		notes++
 		data, _ := os.ReadFile(p)
-		for _, w := range wordRE.FindAllString(string(data), 20) {
-			w = strings.ToLower(w)
+		seen := map[string]bool{}
+		for _, w := range wordRE.FindAllString(string(data), -1) {
 			if !seen[w] {
 				seen[w] = true
-				words = append(words, w)
+				df[w]++
 			}
 		}
 		return nil
 	})
-	return words
+	classes := map[string][]string{}
+	for w, n := range df {
+		switch f := float64(n) / float64(notes); {
+		case f > 0.3:
+			classes["common"] = append(classes["common"], w)
+		case f >= 0.005 && f <= 0.1:
+			classes["mid"] = append(classes["mid"], w)
+		case f < 0.005 && n >= 2:
+			classes["rare"] = append(classes["rare"], w)
+		}
+	}
+	for _, ws := range classes {
+		sort.Strings(ws)
+	}
+	return classes
+}
+
+// percentiles returns p50 and p99 in milliseconds.
+func percentiles(ds []time.Duration) (p50, p99 float64) {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return ms(s[len(s)/2]), ms(s[min(len(s)-1, len(s)*99/100)])
 }
