@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
 )
 
@@ -74,5 +76,42 @@ func TestCoreProfile(t *testing.T) {
 	}
 	if n := len(res.Tools); n == 0 || n > 12 {
 		t.Errorf("core profile lists %d tools", n)
+	}
+}
+
+// bearer adds a token to every request.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestCursorBoundToCaller: a search_and_read cursor issued to one caller (a
+// token over HTTP) is refused for another (stdio, the local caller), even
+// by a server of the same vault, which shares the signing key.
+func TestCursorBoundToCaller(t *testing.T) {
+	vault := sampleVault(t)
+	url := httpServer(t, vault, "--token", "caller-a-token")
+	a := toolstest.NewClient(t, connect(t, &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true, MaxRetries: -1,
+		HTTPClient: &http.Client{Transport: bearer{"caller-a-token"}}}))
+	a.WaitIndexed()
+	args := map[string]any{"query": "soil", "k": 20, "max_bytes_per_item": 1 << 20, "response_format": "concise"}
+	var page struct {
+		NextCursor *string `json:"next_cursor"`
+	}
+	a.MustOK("search_and_read", args, &page)
+	if page.NextCursor == nil {
+		t.Fatal("no next_cursor: the test needs a query with more than one page")
+	}
+	args["cursor"] = *page.NextCursor
+	a.MustOK("search_and_read", args, nil) // the same caller may use it
+
+	b := toolstest.NewClient(t, stdioSession(t, vault))
+	b.WaitIndexed()
+	r := b.MustFail("args-invalid", "search_and_read", args)
+	if !strings.Contains(r.Message, "caller") && !strings.Contains(r.Message, "arguments") {
+		t.Errorf("another caller's cursor: %q should say it was issued to someone else", r.Message)
 	}
 }

@@ -255,6 +255,22 @@ func TestFindReferencesMatchesGrep(t *testing.T) {
 			"BAHÇE", "vườn", "```", "a.b*", "[[", "#", "the", "堆肥", "🌱",
 		})
 	})
+	t.Run("generated 10k", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("generates a 10,000-note vault")
+		}
+		dir := t.TempDir()
+		if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+			if d, err := os.MkdirTemp("/dev/shm", "sheaf-refs-"); err == nil {
+				t.Cleanup(func() { os.RemoveAll(d) })
+				dir = d
+			}
+		}
+		if _, err := vaultgen.Generate(dir, vaultgen.Options{Notes: 10000, Seed: 1}); err != nil {
+			t.Fatal(err)
+		}
+		compareWithGrep(t, dir, []string{"КОМПОСТ", "RÉCOLTE", "堆肥", "a.b*", "zzqx", "compost"})
+	})
 	t.Run("edge cases", func(t *testing.T) {
 		dir := writeVault(t, map[string]string{
 			"crlf.md":    "Alpha\r\nalpha beta\r\n\r\nALPHA",

@@ -2,7 +2,9 @@ package tools
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log"
@@ -14,6 +16,8 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sheaf-dev/sheaf/shared/auth"
 )
 
 // ServeStdio serves srv as newline-delimited JSON-RPC on in and out until ctx
@@ -44,6 +48,7 @@ func HTTPHandler(srv *server.MCPServer, o HTTPOptions) http.Handler {
 		server.WithStateLess(true),
 		server.WithEndpointPath(o.Path),
 		server.WithDisableStreaming(true),
+		server.WithHTTPContextFunc(identify),
 	)
 	mux := http.NewServeMux()
 	mux.Handle(o.Path, checkOrigin(o.AllowedOrigins, checkToken(o.Token, liftHTTP(mcpHandler))))
@@ -52,6 +57,18 @@ func HTTPHandler(srv *server.MCPServer, o HTTPOptions) http.Handler {
 		_, _ = io.WriteString(w, `{"ok":true}`)
 	})
 	return mux
+}
+
+// identify names the caller that cursors are bound to: a hash of the bearer
+// token (so callers with different tokens can never use each other's
+// cursors), or "local" without one.
+func identify(ctx context.Context, r *http.Request) context.Context {
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || token == "" {
+		return ctx
+	}
+	sum := sha256.Sum256([]byte(token))
+	return auth.WithIdentity(ctx, auth.Identity{Subject: "token:" + hex.EncodeToString(sum[:8])})
 }
 
 // checkToken rejects requests without the bearer token, before any MCP
