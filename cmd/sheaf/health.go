@@ -1,13 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
-	"github.com/sheaf-dev/sheaf/shared/config"
 	"github.com/sheaf-dev/sheaf/shared/tools"
 )
 
@@ -20,26 +17,17 @@ func healthCmd() *cobra.Command {
 	cfg := withConfig(cmd)
 	asJSON := cmd.Flags().Bool("json", false, "print the wiki_health tool's JSON result")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		l, err := config.OpenLocal(cmd.Context(), cfg, logger("warn"))
+		l, s, err := indexed(cmd, cfg)
 		if err != nil {
 			return err
 		}
 		defer l.Close()
-		if _, err := l.Indexer.Sync(cmd.Context(), nil); err != nil {
-			return err
-		}
-		s, err := tools.NewServer(l.Vault)
-		if err != nil {
-			return err
-		}
 		h, err := s.WikiHealth(cmd.Context(), tools.HealthIn{})
 		if err != nil {
 			return err
 		}
 		if *asJSON {
-			enc := json.NewEncoder(os.Stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(h)
+			return printJSON(h)
 		}
 		fmt.Printf("health %d/100 over %d notes\n", h.Score, h.NoteCount)
 		fmt.Printf("  link health      %.2f  (%d orphans)\n", h.LinkHealth, h.Orphans)

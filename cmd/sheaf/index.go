@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
@@ -72,18 +71,11 @@ func searchCmd() *cobra.Command {
 	limit := cmd.Flags().Int("limit", 10, "how many results")
 	anyWord := cmd.Flags().Bool("any", false, "rank notes matching any word (for questions)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		l, err := config.OpenLocal(cmd.Context(), cfg, logger("warn"))
+		l, s, err := indexed(cmd, cfg)
 		if err != nil {
 			return err
 		}
 		defer l.Close()
-		if _, err := l.Indexer.Sync(cmd.Context(), nil); err != nil {
-			return err
-		}
-		s, err := tools.NewServer(l.Vault)
-		if err != nil {
-			return err
-		}
 		match := "all"
 		if *anyWord {
 			match = "any"
@@ -93,9 +85,7 @@ func searchCmd() *cobra.Command {
 			return err
 		}
 		if *asJSON {
-			enc := json.NewEncoder(os.Stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(res)
+			return printJSON(res)
 		}
 		for i, h := range res.Items {
 			fmt.Printf("%2d. %s  (%s, %.2f)\n    %s\n", i+1, h.Path, h.Title, h.Score, strings.ReplaceAll(h.Snippet, "\n", " "))

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/tools"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -44,6 +46,33 @@ func withConfig(cmd *cobra.Command) *config.Config {
 		return config.Env(cmd.Flags())
 	}
 	return cfg
+}
+
+// indexed opens the vault, brings its index up to date and returns the tool
+// server over it, for the commands that answer one question from the shell.
+// The caller closes the returned Local.
+func indexed(cmd *cobra.Command, cfg *config.Config) (*config.Local, *tools.Server, error) {
+	l, err := config.OpenLocal(cmd.Context(), cfg, logger("warn"))
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := l.Indexer.Sync(cmd.Context(), nil); err != nil {
+		l.Close()
+		return nil, nil, err
+	}
+	s, err := tools.NewServer(l.Vault)
+	if err != nil {
+		l.Close()
+		return nil, nil, err
+	}
+	return l, s, nil
+}
+
+// printJSON writes v indented to stdout.
+func printJSON(v any) error {
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // logger logs to stderr (stdout belongs to the MCP stdio transport).

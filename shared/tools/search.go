@@ -121,26 +121,7 @@ func (s *Server) graphSearch(ctx context.Context, v *Vault, cat *vault.Catalog, 
 		}
 	}
 	depth := in.GraphDepth
-	dist := map[string]int{}
-	frontier := []string{}
-	for _, p := range seeds {
-		if _, ok := dist[p]; !ok {
-			dist[p] = 0
-			frontier = append(frontier, p)
-		}
-	}
-	for d := 1; d <= depth && len(frontier) > 0; d++ {
-		var next []string
-		for _, p := range frontier {
-			for _, nb := range cat.Neighbors(p) {
-				if _, ok := dist[nb]; !ok {
-					dist[nb] = d
-					next = append(next, nb)
-				}
-			}
-		}
-		frontier = next
-	}
+	dist := cat.Distances(seeds, depth)
 	var hits []SearchHit
 	for p, d := range dist {
 		n, ok := cat.Note(p)

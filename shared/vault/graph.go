@@ -18,6 +18,46 @@ type GraphEdge struct {
 	To   string `json:"to"`
 }
 
+// Distances walks links (outgoing resolved links and backlinks, notes only)
+// breadth-first from the seed notes for up to depth hops, and returns each
+// reached note's distance from the nearest seed (seeds at 0). Unknown seeds
+// are ignored.
+func (c *Catalog) Distances(seeds []string, depth int) map[string]int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var known []string
+	for _, s := range seeds {
+		if n := c.lookup(s); n != nil {
+			known = append(known, n.Path)
+		}
+	}
+	return c.distances(known, depth)
+}
+
+func (c *Catalog) distances(seeds []string, depth int) map[string]int {
+	dist := make(map[string]int, len(seeds))
+	var frontier []string
+	for _, p := range seeds {
+		if _, seen := dist[p]; !seen {
+			dist[p] = 0
+			frontier = append(frontier, p)
+		}
+	}
+	for d := 1; d <= depth && len(frontier) > 0; d++ {
+		var next []string
+		for _, p := range frontier {
+			for _, q := range c.neighbors(p) {
+				if _, seen := dist[q]; !seen {
+					dist[q] = d
+					next = append(next, q)
+				}
+			}
+		}
+		frontier = next
+	}
+	return dist
+}
+
 // MaxGraphDepth is the largest depth Graph walks.
 const MaxGraphDepth = 5
 
@@ -35,20 +75,7 @@ func (c *Catalog) Graph(center string, depth int) ([]GraphNode, []GraphEdge) {
 	if start == nil {
 		return nil, nil
 	}
-	dist := map[string]int{start.Path: 0}
-	frontier := []string{start.Path}
-	for d := 1; d <= depth && len(frontier) > 0; d++ {
-		var next []string
-		for _, p := range frontier {
-			for _, q := range c.neighbors(p) {
-				if _, seen := dist[q]; !seen {
-					dist[q] = d
-					next = append(next, q)
-				}
-			}
-		}
-		frontier = next
-	}
+	dist := c.distances([]string{start.Path}, depth)
 
 	nodes := make([]GraphNode, 0, len(dist))
 	var edges []GraphEdge
@@ -73,18 +100,8 @@ func (c *Catalog) Graph(center string, depth int) ([]GraphNode, []GraphEdge) {
 	return nodes, edges
 }
 
-// Neighbors returns the notes linked to or from the note at path, deduplicated
-// and sorted, without the note itself.
-func (c *Catalog) Neighbors(p string) []string {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	n := c.lookup(p)
-	if n == nil {
-		return nil
-	}
-	return c.neighbors(n.Path)
-}
-
+// neighbors returns the notes linked to or from p, deduplicated and sorted,
+// without p itself.
 func (c *Catalog) neighbors(p string) []string {
 	out := c.outNotes(p)
 	for _, b := range c.backlinks(p) {

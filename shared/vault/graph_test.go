@@ -65,20 +65,26 @@ func TestGraph(t *testing.T) {
 	}
 }
 
-func TestNeighbors(t *testing.T) {
+func TestDistances(t *testing.T) {
 	c := catalogOf(
 		note("a.md", wl("b", 1), wl("b", 2), wl("a", 3)),
 		note("b.md", wl("a", 1)),
 		note("c.md", wl("a", 1)),
 		note("d.md"),
 	)
-	if got := c.Neighbors("a.md"); !reflect.DeepEqual(got, []string{"b.md", "c.md"}) {
-		t.Errorf("Neighbors(a) = %v", got)
-	}
-	if got := c.Neighbors("d.md"); len(got) != 0 {
-		t.Errorf("Neighbors(d) = %v", got)
-	}
-	if got := c.Neighbors("nope.md"); got != nil {
-		t.Errorf("Neighbors(nope) = %v", got)
+	for _, tc := range []struct {
+		seeds []string
+		depth int
+		want  map[string]int
+	}{
+		{[]string{"a.md"}, 1, map[string]int{"a.md": 0, "b.md": 1, "c.md": 1}},
+		{[]string{"d.md"}, 3, map[string]int{"d.md": 0}},
+		{[]string{"nope.md"}, 1, map[string]int{}},
+		{[]string{"b.md", "d.md"}, 2, map[string]int{"b.md": 0, "d.md": 0, "a.md": 1, "c.md": 2}},
+		{[]string{"b.md"}, 1, map[string]int{"b.md": 0, "a.md": 1}},
+	} {
+		if got := c.Distances(tc.seeds, tc.depth); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Distances(%v, %d) = %v, want %v", tc.seeds, tc.depth, got, tc.want)
+		}
 	}
 }
