@@ -97,6 +97,7 @@ func parse(path string, src []byte) *Parsed {
 	}
 	maskComments(x.work, bodyStart)
 	limitNesting(x.work, bodyStart)
+	limitOpeners(x.work, bodyStart)
 
 	pc := parser.NewContext(parser.WithIDs(x.ids))
 	p := plainParser
@@ -590,6 +591,47 @@ func limitNesting(b []byte, from int) {
 			fillBytes(line[maxPrefix:n], ' ')
 		}
 	}
+}
+
+// maxOpeners bounds the link and emphasis openers ('[', '(', '<', '*', '_')
+// goldmark sees in one paragraph: its inline parsing is quadratic in
+// unclosed openers, so a megabyte of "[a](" or "*a_" would take minutes. In a paragraph (a run of
+// non-blank lines) with more, the link and emphasis delimiters are blanked
+// in the parse copy: it still yields its tags and mentions, but no links.
+// Real paragraphs have a few dozen links at most.
+const maxOpeners = 1024
+
+func limitOpeners(b []byte, from int) {
+	start, openers := -1, 0 // the current run of non-blank lines
+	flush := func(end int) {
+		if start >= 0 && openers > maxOpeners {
+			for i := start; i < end; i++ {
+				switch b[i] {
+				case '[', ']', '(', ')', '<', '>', '*', '_', '!':
+					b[i] = ' '
+				}
+			}
+		}
+		start, openers = -1, 0
+	}
+	for off := from; off < len(b); {
+		line, next := nextLine(b, off)
+		if len(bytes.TrimSpace(line)) == 0 {
+			flush(off)
+		} else {
+			if start < 0 {
+				start = off
+			}
+			for _, c := range line {
+				switch c {
+				case '[', '(', '<', '*', '_':
+					openers++
+				}
+			}
+		}
+		off = next
+	}
+	flush(len(b))
 }
 
 func fillBytes(b []byte, c byte) {
