@@ -1,0 +1,92 @@
+// Package embed is the embeddings port: text in, vectors out.
+//
+// The one production adapter (New, in openai.go) talks to any
+// OpenAI-compatible /v1/embeddings endpoint: OpenAI, Ollama, LM Studio, a
+// local shim. NewFake (fake.go) is a deterministic embedder for other
+// packages' tests. Vectors are returned exactly as the provider sent them:
+// nothing here normalises them, so similarity code must not assume unit length.
+package embed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Embedder turns texts into vectors.
+type Embedder interface {
+	// Embed returns exactly one vector per text, in the order of texts, all of
+	// the same length. An empty texts gives an empty result and no request.
+	// It fails as a whole: no partial results.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	// Model names the model the vectors come from; vectors of different
+	// models must never be compared.
+	Model() string
+	// Dimensions is the vector length. It is 0 until it is known: an adapter
+	// not told the length learns it from the first successful Embed.
+	Dimensions() int
+}
+
+// ErrNotConfigured is returned by New when no provider is set up. Every
+// embedding tool reports it as the spec's "not configured" error.
+var ErrNotConfigured = errors.New("embeddings provider not configured: set SHEAF_EMBED_BASE_URL and SHEAF_EMBED_MODEL")
+
+// ProviderError is a failed call to the embeddings provider.
+//
+// Status is the HTTP status the provider answered with, or 0 when no usable
+// answer arrived (connection refused or reset, a timed-out attempt, a
+// truncated body). A 2xx Status means the provider answered with a response
+// we cannot use (malformed JSON, wrong vector count, changed dimensions).
+// RetryAfter is the provider's Retry-After hint, 0 when it sent none.
+type ProviderError struct {
+	Status     int
+	RetryAfter time.Duration
+	Err        error
+}
+
+func (e *ProviderError) Error() string {
+	switch {
+	case e.Status == 0:
+		return fmt.Sprintf("embeddings provider unreachable: %v", e.Err)
+	case e.Status >= 200 && e.Status < 300:
+		return fmt.Sprintf("embeddings provider sent an invalid response: %v", e.Err)
+	default:
+		return fmt.Sprintf("embeddings provider returned HTTP %d: %s", e.Status, providerMessage(e.Err))
+	}
+}
+
+func (e *ProviderError) Unwrap() error { return e.Err }
+
+// Temporary reports whether the same request may succeed later: network
+// failures, 408, 429 and 5xx.
+func (e *ProviderError) Temporary() bool {
+	return e.Status == 0 || e.Status == 408 || e.Status == 429 || e.Status >= 500
+}
+
+// providerMessage is the human part of a provider's error: the "message" of
+// an OpenAI error body, else the start of the raw body.
+func providerMessage(err error) string {
+	var apiErr *openai.APIError
+	if errors.As(err, &apiErr) && apiErr.Message != "" {
+		return apiErr.Message
+	}
+	var reqErr *openai.RequestError
+	if errors.As(err, &reqErr) {
+		body := strings.TrimSpace(strings.ToValidUTF8(string(reqErr.Body), "\uFFFD"))
+		if len(body) > 300 {
+			body = truncate(body, 300) + "…"
+		}
+		if body != "" {
+			return body
+		}
+		return reqErr.HTTPStatus
+	}
+	if err == nil {
+		return "no message"
+	}
+	return err.Error()
+}
