@@ -1,0 +1,147 @@
+// Package vectors is the vector port: one embedding per passage, searched by
+// cosine similarity. Adapters live in sub-packages (embedded = exact search in
+// memory, qdrant); every adapter passes vectorstest.Run.
+//
+// Vectors are keyed by the passage's content hash, so an edit re-embeds only
+// the passages that changed (see Index.Hashes). An index holds vectors of one
+// embedding model and dimension (its Space); a model change is a Reset and a
+// clean re-embed, never a mix.
+package vectors
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Sentinel errors; adapters wrap them so callers test with errors.Is.
+var (
+	// ErrDimension: a vector's length is not the index's dimension.
+	ErrDimension = errors.New("vectors: wrong vector dimension")
+	// ErrNoSpace: the index has no model and dimension yet (Reset first).
+	ErrNoSpace = errors.New("vectors: no embedding space (reset first)")
+	// ErrVector: a vector holds NaN or an infinity.
+	ErrVector = errors.New("vectors: vector is not finite")
+)
+
+// Space is the embedding model and dimension an index holds. The zero Space
+// means "none yet".
+type Space struct {
+	Model string
+	Dim   int
+}
+
+// Point is one passage's vector.
+type Point struct {
+	Path    string   // the note's vault-relative path
+	Ordinal int      // the passage's position in the note (vault.Passage.Ordinal)
+	Hash    string   // the passage's content hash (vault.Passage.Hash)
+	Heading string   // the passage's innermost heading, for hits
+	Tags    []string // the note's tags as written; filters match nested descendants
+	Vector  []float32
+}
+
+// Filter narrows a search before scoring. Empty fields do not filter; all
+// set fields must match.
+type Filter struct {
+	PathPrefix string   // plain string prefix of the path
+	Tags       []string // every tag must match; "a" matches "a" and "a/b"
+	Folder     string   // vault-relative folder: notes inside it at any depth
+	Paths      []string // only these paths (nil: no restriction; empty: nothing)
+}
+
+// Hit is one ranked passage (or, from SearchNotes, a note's best passage).
+type Hit struct {
+	Path    string
+	Ordinal int
+	Heading string
+	Score   float32 // cosine similarity: higher is better
+}
+
+// Index holds passage vectors of one Space.
+type Index interface {
+	// Space returns the recorded model and dimension; the zero Space if the
+	// index was never Reset.
+	Space(ctx context.Context) (Space, error)
+	// Reset drops every point and records sp as the index's space.
+	// sp.Dim must be positive.
+	Reset(ctx context.Context, sp Space) error
+	// Upsert replaces, for each Path among points, all of that note's points
+	// with the given ones: a note's passage set is written as a whole. A note
+	// that has no passages left is removed with Delete. Fails with ErrNoSpace
+	// before Reset, ErrDimension or ErrVector on a bad vector, and then
+	// changes nothing. Points need not be normalised.
+	Upsert(ctx context.Context, points ...Point) error
+	// Delete removes every point of the given notes; missing paths are not
+	// an error.
+	Delete(ctx context.Context, paths ...string) error
+	// Hashes returns a note's stored vectors by passage hash (possibly
+	// normalised, so equal in direction, not length, to what was upserted).
+	// A missing note gives an empty map and no error.
+	Hashes(ctx context.Context, path string) (map[string][]float32, error)
+	// Search returns the k passages most similar to query among those f
+	// admits, best first. k <= 0 or an empty index gives no hits; a query of
+	// the wrong length fails with ErrDimension (unless the index has no
+	// space, when there is nothing to find).
+	Search(ctx context.Context, query []float32, k int, f Filter) ([]Hit, error)
+	// SearchNotes is Search grouped by note: each note's best passage,
+	// for the k best notes.
+	SearchNotes(ctx context.Context, query []float32, k int, f Filter) ([]Hit, error)
+	// Paths returns every note path with at least one point, sorted.
+	Paths(ctx context.Context) ([]string, error)
+	Close() error
+}
+
+// TagKey normalises a tag as written in a note or a filter: no '#', no
+// surrounding slashes or spaces, valid UTF-8, NFC, lower case.
+func TagKey(t string) string {
+	t = strings.TrimSpace(strings.ToValidUTF8(t, "\uFFFD"))
+	t = strings.Trim(strings.TrimLeft(t, "#"), "/")
+	return strings.ToLower(norm.NFC.String(t))
+}
+
+// TagKeys returns the normalised tags and all their nested ancestors
+// ("a/b/c" gives "a/b/c", "a/b", "a"), without duplicates: a filter tag
+// matches a point when it is among its point's TagKeys.
+func TagKeys(tags []string) []string {
+	var out []string
+	for _, t := range tags {
+		for t = TagKey(t); t != ""; {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+			i := strings.LastIndexByte(t, '/')
+			if i < 0 {
+				break
+			}
+			t = strings.TrimRight(t[:i], "/")
+		}
+	}
+	return out
+}
+
+// MatchPath reports whether path passes f's path conditions (PathPrefix,
+// Folder, Paths); tags are checked separately.
+func (f Filter) MatchPath(path string) bool {
+	if !strings.HasPrefix(path, f.PathPrefix) {
+		return false
+	}
+	if dir := strings.Trim(f.Folder, "/"); dir != "" && !strings.HasPrefix(path, dir+"/") {
+		return false
+	}
+	return f.Paths == nil || slices.Contains(f.Paths, path)
+}
+
+// MatchTags reports whether every filter tag is among keys (a point's
+// TagKeys).
+func (f Filter) MatchTags(keys []string) bool {
+	for _, t := range f.Tags {
+		if k := TagKey(t); k != "" && !slices.Contains(keys, k) {
+			return false
+		}
+	}
+	return true
+}
