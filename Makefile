@@ -25,7 +25,7 @@ unit:
 
 # The race detector over the concurrent parts (indexer, catalog, stores, tools).
 race:
-	$(GO) test -race -count=1 -timeout 15m ./indexer/ ./shared/vault/ ./shared/store/... ./shared/tools/ ./shared/textindex/...
+	$(GO) test -race -count=1 -timeout 15m ./indexer/ ./shared/vault/ ./shared/store/... ./shared/tools/ ./shared/textindex/... ./shared/vectors/... ./shared/embed/ ./shared/auth/
 
 smoke: build
 	test -d infra/smoke/node_modules || (cd infra/smoke && npm install --no-audit --no-fund)
