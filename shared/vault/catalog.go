@@ -286,7 +286,7 @@ func (c *Catalog) indexNames(n *Note, add bool) {
 // indexFacets maintains the tag, entity and metadata indexes.
 func (c *Catalog) indexFacets(n *Note, add bool) {
 	p := n.Path
-	for _, t := range expandTags(n.Tags) {
+	for _, t := range ExpandTags(n.Tags) {
 		put(c.tags, t, p, add)
 	}
 	for _, e := range n.Entities {

@@ -20,17 +20,19 @@ type TagCount struct {
 	Count int    `json:"count"`
 }
 
-// NormalizeTag is the form tags are indexed under: NFC, lower-cased,
-// without a leading '#' or surrounding slashes and spaces.
+// NormalizeTag is the one form tags are stored, indexed and compared in
+// everywhere (catalog, text index, vector index, filters): valid UTF-8,
+// NFC, lower-cased, without leading '#'s or surrounding slashes and spaces.
 func NormalizeTag(t string) string {
-	t = strings.TrimSpace(t)
-	t = strings.TrimPrefix(t, "#")
-	return strings.Trim(foldKey(t), "/ ")
+	t = strings.TrimSpace(strings.ToValidUTF8(t, "\uFFFD"))
+	t = strings.Trim(strings.TrimLeft(t, "#"), "/ ")
+	return norm.NFC.String(strings.ToLower(norm.NFC.String(t)))
 }
 
-// expandTags returns the note's tags with every ancestor of a nested tag
-// ("a/b/c" gives "a/b/c", "a/b", "a"), normalised and deduplicated.
-func expandTags(tags []string) []string {
+// ExpandTags returns the tags with every ancestor of a nested tag ("a/b/c"
+// gives "a/b/c", "a/b", "a"), normalised, deduplicated and sorted: a filter
+// tag matches a note carrying it or a descendant when it is in this set.
+func ExpandTags(tags []string) []string {
 	var out []string
 	for _, t := range tags {
 		t = NormalizeTag(t)

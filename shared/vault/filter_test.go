@@ -57,10 +57,10 @@ func TestTags(t *testing.T) {
 }
 
 func TestExpandTags(t *testing.T) {
-	got := expandTags([]string{"#A/B/c", "a//x", "/lead/", "Ä"})
-	want := []string{"a", "a//x", "a/b", "a/b/c", "lead", "ä"}
+	got := ExpandTags([]string{"#A/B/c", "a//x", "/lead/", "Ä", "##Cafe\u0301", "\xff", "", "#", "  "})
+	want := []string{"a", "a//x", "a/b", "a/b/c", "café", "lead", "ä", "\ufffd"}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("expandTags = %q, want %q", got, want)
+		t.Errorf("ExpandTags = %q, want %q", got, want)
 	}
 }
 

@@ -137,18 +137,11 @@ type extractor struct {
 }
 
 func (x *extractor) addTag(t string) {
-	t = normalizeTag(t)
+	t = NormalizeTag(t)
 	if t != "" && !x.seen[t] {
 		x.seen[t] = true
 		x.note.Tags = append(x.note.Tags, t)
 	}
-}
-
-func normalizeTag(t string) string {
-	t = strings.TrimSpace(t)
-	t = strings.TrimPrefix(t, "#")
-	t = strings.Trim(t, "/")
-	return norm.NFC.String(strings.ToLower(norm.NFC.String(t)))
 }
 
 // line returns the 1-based line of a node, falling back to its ancestors.

@@ -11,10 +11,9 @@ package vectors
 import (
 	"context"
 	"errors"
+	"github.com/sheaf-dev/sheaf/shared/vault"
 	"slices"
 	"strings"
-
-	"golang.org/x/text/unicode/norm"
 )
 
 // Sentinel errors; adapters wrap them so callers test with errors.Is.
@@ -95,34 +94,6 @@ type Index interface {
 	Close() error
 }
 
-// TagKey normalises a tag as written in a note or a filter: no '#', no
-// surrounding slashes or spaces, valid UTF-8, NFC, lower case.
-func TagKey(t string) string {
-	t = strings.TrimSpace(strings.ToValidUTF8(t, "\uFFFD"))
-	t = strings.Trim(strings.TrimLeft(t, "#"), "/")
-	return strings.ToLower(norm.NFC.String(t))
-}
-
-// TagKeys returns the normalised tags and all their nested ancestors
-// ("a/b/c" gives "a/b/c", "a/b", "a"), without duplicates: a filter tag
-// matches a point when it is among its point's TagKeys.
-func TagKeys(tags []string) []string {
-	var out []string
-	for _, t := range tags {
-		for t = TagKey(t); t != ""; {
-			if !slices.Contains(out, t) {
-				out = append(out, t)
-			}
-			i := strings.LastIndexByte(t, '/')
-			if i < 0 {
-				break
-			}
-			t = strings.TrimRight(t[:i], "/")
-		}
-	}
-	return out
-}
-
 // MatchPath reports whether path passes f's path conditions (PathPrefix,
 // Folder, Paths); tags are checked separately.
 func (f Filter) MatchPath(path string) bool {
@@ -136,10 +107,10 @@ func (f Filter) MatchPath(path string) bool {
 }
 
 // MatchTags reports whether every filter tag is among keys (a point's
-// TagKeys).
+// vault.ExpandTags).
 func (f Filter) MatchTags(keys []string) bool {
 	for _, t := range f.Tags {
-		if k := TagKey(t); k != "" && !slices.Contains(keys, k) {
+		if k := vault.NormalizeTag(t); k != "" && !slices.Contains(keys, k) {
 			return false
 		}
 	}

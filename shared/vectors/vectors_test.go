@@ -1,32 +1,12 @@
 package vectors
 
 import (
-	"slices"
+	"github.com/sheaf-dev/sheaf/shared/vault"
 	"testing"
 )
 
-func TestTagKeys(t *testing.T) {
-	cases := []struct {
-		in   []string
-		want []string
-	}{
-		{nil, nil},
-		{[]string{"", "#", "/", "  "}, nil},
-		{[]string{"#Project/Alpha"}, []string{"project/alpha", "project"}},
-		{[]string{"a/b/c", "a/b", "A"}, []string{"a/b/c", "a/b", "a"}},
-		{[]string{"/x//y/"}, []string{"x//y", "x"}},
-		{[]string{"Cafe\u0301"}, []string{"café"}},
-		{[]string{"\xff"}, []string{"\ufffd"}},
-	}
-	for _, c := range cases {
-		if got := TagKeys(c.in); !slices.Equal(got, c.want) {
-			t.Errorf("TagKeys(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-}
-
 func TestMatch(t *testing.T) {
-	keys := TagKeys([]string{"project/alpha", "reading"})
+	keys := vault.ExpandTags([]string{"project/alpha", "reading"})
 	cases := []struct {
 		f    Filter
 		path string

@@ -60,14 +60,6 @@ func TestMatchExpr(t *testing.T) {
 	}
 }
 
-func TestTagKeys(t *testing.T) {
-	got := tagKeys([]string{"A/B/c", "#a/b", "x", "/y//", "", "#"})
-	want := []string{"a/b/c", "a/b", "a", "x", "y"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("tagKeys = %q, want %q", got, want)
-	}
-}
-
 func TestGlobEscape(t *testing.T) {
 	if got, want := globEscape("a*b?c[d]"), "a[*]b[?]c[[]d]"; got != want {
 		t.Errorf("globEscape = %q, want %q", got, want)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sheaf-dev/sheaf/shared/vault"
 	"log/slog"
 	"slices"
 	"strings"
@@ -351,7 +352,7 @@ func filterSQL(f textindex.Filter) (string, []any) {
 	}
 	for _, t := range f.Tags {
 		b.WriteString(` AND n.id IN (SELECT note_id FROM tags WHERE tag = ?)`)
-		args = append(args, tagKey(t))
+		args = append(args, vault.NormalizeTag(t))
 	}
 	for _, e := range f.Entities {
 		b.WriteString(` AND n.id IN (SELECT note_id FROM entities WHERE entity = ?)`)

@@ -174,7 +174,7 @@ func prepareDoc(d textindex.Doc) preparedDoc {
 		headings: cleanText(strings.Join(d.Headings, "\n")),
 		tags:     cleanText(strings.Join(d.Tags, "\n")),
 		body:     cleanText(body(d)),
-		tagKeys:  tagKeys(d.Tags),
+		tagKeys:  vault.ExpandTags(d.Tags),
 	}
 	for _, e := range d.Entities {
 		if e = norm.NFC.String(strings.ToValidUTF8(e, "\uFFFD")); e != "" {
@@ -297,36 +297,6 @@ func (ix *Index) Paths(ctx context.Context) (map[string]time.Time, error) {
 		return nil, fmt.Errorf("embedded: paths: %w", err)
 	}
 	return out, nil
-}
-
-// tagKeys returns the lower-cased tags and all their nested ancestors:
-// "a/b/c" gives "a/b/c", "a/b" and "a".
-func tagKeys(tags []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, t := range tags {
-		t = tagKey(t)
-		for t != "" {
-			if !seen[t] {
-				seen[t] = true
-				out = append(out, t)
-			}
-			i := strings.LastIndexByte(t, '/')
-			if i < 0 {
-				break
-			}
-			t = strings.TrimRight(t[:i], "/")
-		}
-	}
-	return out
-}
-
-// tagKey normalises a tag as written in a note or a filter: no '#', no
-// surrounding slashes, NFC, lower case.
-func tagKey(t string) string {
-	t = strings.TrimSpace(strings.ToValidUTF8(t, "\uFFFD"))
-	t = strings.Trim(strings.TrimLeft(t, "#"), "/")
-	return strings.ToLower(norm.NFC.String(t))
 }
 
 // foldKey normalises a value compared case-insensitively (authors).

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sheaf-dev/sheaf/shared/vault"
 	"log/slog"
 	"math"
 	"slices"
@@ -210,7 +211,7 @@ func (ix *Index) newNote(path string) int32 {
 func (ix *Index) addPoint(id int32, p vectors.Point) {
 	i := int32(len(ix.pts))
 	ix.pts = append(ix.pts, point{
-		note: id, tagset: ix.tags.add(vectors.TagKeys(p.Tags)),
+		note: id, tagset: ix.tags.add(vault.ExpandTags(p.Tags)),
 		ordinal: p.Ordinal, hash: strings.Clone(p.Hash), heading: strings.Clone(p.Heading),
 	})
 	start := len(ix.slab)
@@ -364,7 +365,7 @@ type tagsets struct {
 }
 
 type tagset struct {
-	keys []string // vectors.TagKeys of a point's tags
+	keys []string // vault.ExpandTags of a point's tags
 	refs int
 }
 

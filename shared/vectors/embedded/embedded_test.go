@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/sheaf-dev/sheaf/shared/vault"
 	"hash/crc32"
 	"math"
 	"math/rand/v2"
@@ -311,7 +312,7 @@ func TestRandomAgainstModel(t *testing.T) {
 func bruteForce(all []vectors.Point, q []float32, k int, f vectors.Filter, byNote bool) []vectors.Hit {
 	var hits []vectors.Hit
 	for _, p := range all {
-		if f.MatchPath(p.Path) && f.MatchTags(vectors.TagKeys(p.Tags)) {
+		if f.MatchPath(p.Path) && f.MatchTags(vault.ExpandTags(p.Tags)) {
 			hits = append(hits, vectors.Hit{Path: p.Path, Ordinal: p.Ordinal, Score: float32(cos(q, p.Vector))})
 		}
 	}

@@ -3,6 +3,7 @@ package embedded
 import (
 	"context"
 	"fmt"
+	"github.com/sheaf-dev/sheaf/shared/vault"
 	"math"
 	"runtime"
 	"slices"
@@ -151,7 +152,7 @@ func (ix *Index) candidates(f vectors.Filter) (cands []int32, all bool) {
 func (ix *Index) tagMatch(f vectors.Filter) []bool {
 	var want []string
 	for _, t := range f.Tags {
-		if k := vectors.TagKey(t); k != "" {
+		if k := vault.NormalizeTag(t); k != "" {
 			want = append(want, k)
 		}
 	}
