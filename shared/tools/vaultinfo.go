@@ -86,15 +86,7 @@ func (s *Server) VaultInfo(ctx context.Context, in vaultInfoIn) (*vaultInfoOut, 
 	}
 	_, hasIndex := cat.Note("index.md")
 	out.Capabilities = Capabilities{HasIndexCatalog: hasIndex}
-	pending := 0
-	for _, n := range cat.Notes() {
-		for _, d := range n.Directives {
-			if !d.Done {
-				pending++
-			}
-		}
-	}
-	out.Liveness.PendingDirectives = pending
+	out.Liveness.PendingDirectives = len(pendingOf(cat).all) // memoised per catalog generation
 	if data, _, err := v.Store.Get(ctx, "log.md", 1<<20); err == nil {
 		for _, e := range vault.ParseLedger(data).Entries {
 			out.Liveness.LastLogDate = max(out.Liveness.LastLogDate, e.Date)
