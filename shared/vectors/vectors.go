@@ -35,12 +35,16 @@ type Space struct {
 
 // Point is one passage's vector.
 type Point struct {
-	Path    string   // the note's vault-relative path
-	Ordinal int      // the passage's position in the note (vault.Passage.Ordinal)
-	Hash    string   // the passage's content hash (vault.Passage.Hash)
-	Heading string   // the passage's innermost heading, for hits
-	Tags    []string // the note's tags as written; filters match nested descendants
-	Vector  []float32
+	Path    string // the note's vault-relative path
+	Ordinal int    // the passage's position in the note (vault.Passage.Ordinal)
+	Hash    string // the passage's content hash (vault.Passage.Hash)
+	// NoteHash is the content hash of the note version the passages came
+	// from (vault.Note.Hash); every point of a note carries the same one.
+	// Notes reports it, so a caller can tell which notes are stale.
+	NoteHash string
+	Heading  string   // the passage's innermost heading, for hits
+	Tags     []string // the note's tags as written; filters match nested descendants
+	Vector   []float32
 }
 
 // Filter narrows a search before scoring. Empty fields do not filter; all
@@ -89,8 +93,9 @@ type Index interface {
 	// SearchNotes is Search grouped by note: each note's best passage,
 	// for the k best notes.
 	SearchNotes(ctx context.Context, query []float32, k int, f Filter) ([]Hit, error)
-	// Paths returns every note path with at least one point, sorted.
-	Paths(ctx context.Context) ([]string, error)
+	// Notes returns every note with at least one point, mapped to the
+	// NoteHash it was upserted with.
+	Notes(ctx context.Context) (map[string]string, error)
 	Close() error
 }
 

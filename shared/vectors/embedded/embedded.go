@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -57,6 +56,7 @@ type point struct {
 
 type note struct {
 	path   string
+	hash   string  // the NoteHash of its points
 	points []int32 // indexes into pts
 }
 
@@ -151,6 +151,7 @@ func (ix *Index) Upsert(ctx context.Context, points ...vectors.Point) error {
 	for _, path := range order {
 		ix.deleteNote(path)
 		id := ix.newNote(path)
+		ix.notes[id].hash = strings.Clone(groups[path][0].NoteHash)
 		for _, p := range groups[path] {
 			ix.addPoint(id, p)
 		}
@@ -321,18 +322,17 @@ func (ix *Index) Hashes(ctx context.Context, path string) (map[string][]float32,
 	return out, nil
 }
 
-// Paths implements vectors.Index.
-func (ix *Index) Paths(ctx context.Context) ([]string, error) {
+// Notes implements vectors.Index.
+func (ix *Index) Notes(ctx context.Context) (map[string]string, error) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	if ix.closed {
 		return nil, errClosed
 	}
-	out := make([]string, 0, len(ix.byKey))
-	for p := range ix.byKey {
-		out = append(out, p)
+	out := make(map[string]string, len(ix.byKey))
+	for p, id := range ix.byKey {
+		out[p] = ix.notes[id].hash
 	}
-	sort.Strings(out)
 	return out, nil
 }
 

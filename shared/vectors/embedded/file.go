@@ -19,7 +19,7 @@ import (
 //
 //	magic "SHEAFVEC", version uint32, dim uint32, model string
 //	tag sets: count, then per set: count, keys (strings)
-//	notes: count, then per note: path string, point count, then per point:
+//	notes: count, then per note: path string, note hash string, point count, then per point:
 //	    ordinal varint, hash string, heading string, tag set uvarint,
 //	    dim float32s (unit length)
 //	CRC-32C of everything above, uint32
@@ -27,7 +27,7 @@ import (
 // A string is a uvarint length and its bytes.
 const (
 	magic       = "SHEAFVEC"
-	fileVersion = 1
+	fileVersion = 2
 	maxDim      = 1 << 16
 	maxPoints   = math.MaxInt32
 )
@@ -143,6 +143,7 @@ func (ix *Index) encode(ctx context.Context, w *encoder) {
 			w.err = ctx.Err()
 		}
 		w.str(n.path)
+		w.str(n.hash)
 		w.uvarint(uint64(len(n.points)))
 		for _, i := range n.points {
 			p := ix.pts[i]
@@ -263,6 +264,7 @@ func (ix *Index) decode(d *decoder) error {
 	}
 	for range nnotes {
 		path := d.str()
+		hash := d.str()
 		npts := d.count(4 + 4*dim)
 		if d.err != nil {
 			break
@@ -271,6 +273,7 @@ func (ix *Index) decode(d *decoder) error {
 			return d.fail("bad or duplicate note path")
 		}
 		id := ix.newNote(path)
+		ix.notes[id].hash = hash
 		ix.notes[id].points = make([]int32, 0, npts)
 		for range npts {
 			p := point{note: id, ordinal: int(d.varint()), hash: d.str(), heading: d.str()}

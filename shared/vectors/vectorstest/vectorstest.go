@@ -51,6 +51,7 @@ func Run(t *testing.T, newIndex func(t *testing.T) vectors.Index) {
 	t.Run("UpsertReplacesNote", func(t *testing.T) { testUpsertReplaces(t, fixture(t)) })
 	t.Run("DeletePrunes", func(t *testing.T) { testDelete(t, fixture(t)) })
 	t.Run("Hashes", func(t *testing.T) { testHashes(t, fixture(t)) })
+	t.Run("NoteHashes", func(t *testing.T) { testNoteHashes(t, fixture(t)) })
 	t.Run("CosineOrder", func(t *testing.T) { testCosineOrder(t, fixture(t)) })
 	t.Run("SearchNotes", func(t *testing.T) { testSearchNotes(t, fixture(t)) })
 	t.Run("K", func(t *testing.T) { testK(t, fixture(t)) })
@@ -66,7 +67,7 @@ func Run(t *testing.T, newIndex func(t *testing.T) vectors.Index) {
 func Fixture() []vectors.Point {
 	pt := func(path string, ord int, heading string, tags []string, v ...float32) vectors.Point {
 		return vectors.Point{Path: path, Ordinal: ord, Hash: fmt.Sprintf("h-%s-%d", path, ord),
-			Heading: heading, Tags: tags, Vector: v}
+			NoteHash: "n-" + path, Heading: heading, Tags: tags, Vector: v}
 	}
 	tomato := []string{"garden/vegetables", "summer"}
 	return []vectors.Point{
@@ -123,10 +124,15 @@ func searchNotes(t *testing.T, ix vectors.Index, q []float32, k int, f vectors.F
 
 func paths(t *testing.T, ix vectors.Index) []string {
 	t.Helper()
-	p, err := ix.Paths(ctx)
+	m, err := ix.Notes(ctx)
 	if err != nil {
-		t.Fatalf("Paths: %v", err)
+		t.Fatalf("Notes: %v", err)
 	}
+	p := make([]string, 0, len(m))
+	for path := range m {
+		p = append(p, path)
+	}
+	sort.Strings(p)
 	return p
 }
 
@@ -602,4 +608,26 @@ func cosine(a, b []float32) float64 {
 		bb += float64(b[i]) * float64(b[i])
 	}
 	return ab / math.Sqrt(aa*bb)
+}
+
+func testNoteHashes(t *testing.T, ix vectors.Index) {
+	m, err := ix.Notes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 5 {
+		t.Errorf("Notes() has %d notes, want 5", len(m))
+	}
+	for path, h := range m {
+		if h != "n-"+path {
+			t.Errorf("Notes()[%q] = %q, want %q", path, h, "n-"+path)
+		}
+	}
+	p := "garden/tomatoes.md"
+	if err := ix.Upsert(ctx, vectors.Point{Path: p, Hash: "x", NoteHash: "v2", Vector: []float32{0, 0, 1, 0}}); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ = ix.Notes(ctx); m[p] != "v2" {
+		t.Errorf("after an upsert Notes()[%q] = %q, want v2", p, m[p])
+	}
 }
