@@ -15,7 +15,7 @@ import (
 
 // Config is everything a Sheaf process can be told.
 type Config struct {
-	Vault              string   // a folder (s3://bucket/prefix lands with the cloud adapters)
+	Vault              string   // a folder, or s3://bucket/prefix?endpoint=...&path_style=true
 	VaultID            string   // the `vault` argument's value; default: from the folder name
 	State              string   // where derived state lives; default <vault>/.sheaf
 	HTTP               string   // listen address for streamable HTTP; "" = stdio
@@ -28,6 +28,22 @@ type Config struct {
 	CursorKey          string   // HMAC key of search_and_read cursors
 	NoWatch            bool     // do not follow file changes
 	LogLevel           string   // debug, info, warn, error
+
+	Search     string // full-text index: "embedded" (SQLite FTS5) or a Meilisearch URL
+	SearchKey  string // Meilisearch API key
+	Vectors    string // vector index: "embedded" or qdrant://host:6334 (qdrants:// for TLS)
+	VectorsKey string // Qdrant API key
+
+	EmbedBaseURL    string // OpenAI-compatible embeddings endpoint; "" = no embeddings
+	EmbedModel      string
+	EmbedKey        string
+	EmbedDimensions int // ask the provider for this many dimensions; 0 = its default
+
+	LLMBaseURL string // OpenAI-compatible chat endpoint; "" = no LLM
+	LLMModel   string
+	LLMKey     string
+	RerankURL  string // hosted cross-encoder for answer's rerank; "" = rerank with the LLM
+	RerankKey  string
 }
 
 // Flags registers the settings on fs. Call Env after fs.Parse.
@@ -45,6 +61,19 @@ func (c *Config) Flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.CursorKey, "cursor-key", "", "key that signs search_and_read cursors, at least 16 bytes (default: a key created once in <vault>/.sheaf/keys/)")
 	fs.BoolVar(&c.NoWatch, "no-watch", false, "do not follow changes to the vault folder")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&c.Search, "search", "embedded", "full-text index: embedded (SQLite FTS5 under the state folder) or a Meilisearch URL (http://127.0.0.1:7700)")
+	fs.StringVar(&c.SearchKey, "search-key", "", "Meilisearch API key")
+	fs.StringVar(&c.Vectors, "vectors", "embedded", "vector index: embedded (under the state folder) or qdrant://host:6334 (qdrants:// for TLS)")
+	fs.StringVar(&c.VectorsKey, "vectors-key", "", "Qdrant API key")
+	fs.StringVar(&c.EmbedBaseURL, "embed-base-url", "", "OpenAI-compatible embeddings endpoint, e.g. http://127.0.0.1:8088/v1 (unset: no semantic tools)")
+	fs.StringVar(&c.EmbedModel, "embed-model", "", "embedding model name")
+	fs.StringVar(&c.EmbedKey, "embed-key", "", "embeddings API key (not needed by local servers)")
+	fs.IntVar(&c.EmbedDimensions, "embed-dimensions", 0, "ask the embeddings provider for this many dimensions (0: the model's own)")
+	fs.StringVar(&c.LLMBaseURL, "llm-base-url", "", "OpenAI-compatible chat endpoint, e.g. http://127.0.0.1:11434/v1 (unset: no answer, lint_semantic, suggest_tags)")
+	fs.StringVar(&c.LLMModel, "llm-model", "", "chat model name")
+	fs.StringVar(&c.LLMKey, "llm-key", "", "chat API key")
+	fs.StringVar(&c.RerankURL, "rerank-url", "", "hosted cross-encoder rerank endpoint for answer's rerank (unset: the LLM reranks)")
+	fs.StringVar(&c.RerankKey, "rerank-key", "", "rerank API key")
 }
 
 // Env fills every flag not set on the command line from its SHEAF_*

@@ -16,9 +16,12 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sheaf-dev/sheaf/shared/auth"
+	"github.com/sheaf-dev/sheaf/shared/embed"
+	"github.com/sheaf-dev/sheaf/shared/llm"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/vault"
+	"github.com/sheaf-dev/sheaf/shared/vectors"
 )
 
 // Catalogs gives the tools the current Catalog. The local server hands out
@@ -41,6 +44,19 @@ type IndexStatus struct {
 	Problems map[string]string // path -> why it is skipped or degraded
 }
 
+// Embeddings keeps a vault's vectors in step with its notes. The tools call
+// Refresh before every semantic query, so a changed note is re-embedded
+// before the next semantic call.
+type Embeddings interface {
+	// Refresh embeds every note of cat whose content changed since it was
+	// last embedded (only passages with new content go to the provider) and
+	// prunes notes that are gone; it reports how many notes and passages
+	// were (re)embedded.
+	Refresh(ctx context.Context, cat *vault.Catalog) (notes, passages int, err error)
+	// Stale counts the notes of cat not yet embedded at their current content.
+	Stale(ctx context.Context, cat *vault.Catalog) (int, error)
+}
+
 // Vault is one vault as the tools see it: ports, no adapters.
 type Vault struct {
 	ID       string // the `vault` argument's value; ^[a-z0-9_-]+$
@@ -49,6 +65,16 @@ type Vault struct {
 	Text     textindex.Index
 	Catalogs Catalogs
 	Status   func() IndexStatus // nil: always ready
+
+	// Semantic retrieval; all nil when no embeddings provider is set up.
+	Embedder   embed.Embedder
+	Vectors    vectors.Index
+	Embeddings Embeddings
+	// LLM is the chat model of answer, expand, lint_semantic, suggest_tags
+	// and eval's faithfulness; nil when none is set up. Reranker, when set,
+	// is the hosted cross-encoder of answer's rerank (else the LLM reranks).
+	LLM      llm.Chat
+	Reranker llm.Reranker
 
 	ImmutablePaths     []string // write-once prefixes, e.g. "sources/"
 	MaxNoteBytes       int64    // read_note refuses bigger notes; 0: 16 MiB
