@@ -19,7 +19,10 @@ type Candidate struct {
 
 // RetrieveOptions tune retrieve.
 type RetrieveOptions struct {
-	Limit        int // notes to return; <= 0: 10
+	Limit int // notes to return; <= 0: 10
+	// Mode picks the lanes: "fulltext", "semantic", "hybrid", or "" for
+	// hybrid when embeddings are configured and fulltext otherwise.
+	Mode         string
 	PreferRecent bool
 	Filter       textindex.Filter
 }
