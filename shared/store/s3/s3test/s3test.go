@@ -1,0 +1,279 @@
+// Package s3test starts a real S3-compatible server, versitygw v1.8.0 with
+// its posix backend, for tests.
+//
+// The binary is found in $SHEAF_VERSITYGW, then on PATH, then in
+// $(go env GOPATH)/bin; install it with
+//
+//	go install github.com/versity/versitygw/cmd/versitygw@v1.8.0
+//
+// When it is missing Start skips the test, or fails it when the environment
+// variable CI is non-empty.
+//
+// The gateway runs as
+//
+//	ROOT_ACCESS_KEY_ID=... ROOT_SECRET_ACCESS_KEY=... \
+//	versitygw --port 127.0.0.1:PORT --region us-east-1 --quiet \
+//	    [--event-webhook-url URL] posix DIR
+//
+// Event notifications: --event-webhook-url URL (alias --ewu, env
+// VGW_EVENT_WEBHOOK_URL) POSTs one JSON document per object event,
+// {"Records":[{...}]} in the S3 event shape, to URL; --event-filter FILE
+// (env VGW_EVENT_FILTER) limits which event names are sent. versitygw POSTs a
+// test event to the webhook when it starts and refuses to start if nothing
+// listens there, so the receiver must listen before Start. Its events carry
+// the object key as written (not URL-encoded), the bucket taken from the
+// request path (clients must use path-style addressing), and a
+// "glacierEventData" whose restore expiry time is "", which the aws-lambda-go
+// S3 event type cannot decode. Events are sent asynchronously, in no
+// guaranteed order, and lost if the receiver is slow (3 s timeout).
+package s3test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+// EnvBinary names the environment variable that may point at the versitygw
+// binary.
+const EnvBinary = "SHEAF_VERSITYGW"
+
+// Options configure the server.
+type Options struct {
+	// WebhookURL, when set, receives versitygw's event notifications. It
+	// must already be listening.
+	WebhookURL string
+}
+
+// Server is a running versitygw.
+type Server struct {
+	Endpoint  string // http://127.0.0.1:PORT
+	Region    string
+	AccessKey string
+	SecretKey string
+	Dir       string // the posix backend's root: one folder per bucket
+
+	log *syncBuffer
+}
+
+// Binary locates versitygw: $SHEAF_VERSITYGW, PATH, $(go env GOPATH)/bin.
+func Binary() (string, error) {
+	if p := os.Getenv(EnvBinary); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("%s: %w", EnvBinary, err)
+		}
+		return p, nil
+	}
+	if p, err := exec.LookPath("versitygw"); err == nil {
+		return p, nil
+	}
+	gopath := os.Getenv("GOPATH")
+	if gopath == "" {
+		if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+			gopath = strings.TrimSpace(string(out))
+		}
+	}
+	for dir := range strings.SplitSeq(gopath, string(os.PathListSeparator)) {
+		if dir == "" {
+			continue
+		}
+		p := filepath.Join(dir, "bin", "versitygw")
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New("versitygw not found: set " + EnvBinary + ", put it on PATH, or run " +
+		"go install github.com/versity/versitygw/cmd/versitygw@v1.8.0")
+}
+
+// Start runs a versitygw on a free 127.0.0.1 port over a new temporary
+// folder and waits until it answers. It is stopped when the test ends.
+func Start(t testing.TB, opts Options) *Server {
+	t.Helper()
+	bin, err := Binary()
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	s := &Server{
+		Region:    "us-east-1",
+		AccessKey: "sheaf-test-access",
+		SecretKey: "sheaf-test-secret",
+		Dir:       t.TempDir(),
+	}
+	// The free port may be taken again before versitygw binds it: retry.
+	for attempt := 1; ; attempt++ {
+		err := s.start(t, bin, opts)
+		if err == nil {
+			return s
+		}
+		if attempt == 3 || !strings.Contains(s.Log(), "address already in use") {
+			t.Fatalf("s3test: versitygw did not start: %v\n%s", err, s.Log())
+		}
+	}
+}
+
+func (s *Server) start(t testing.TB, bin string, opts Options) error {
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	s.Endpoint = "http://" + addr
+	args := []string{"--port", addr, "--region", s.Region, "--quiet"}
+	if opts.WebhookURL != "" {
+		args = append(args, "--event-webhook-url", opts.WebhookURL)
+	}
+	args = append(args, "posix", s.Dir)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(),
+		"ROOT_ACCESS_KEY_ID="+s.AccessKey,
+		"ROOT_SECRET_ACCESS_KEY="+s.SecretKey,
+	)
+	s.log = &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = s.log, s.log
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(done)
+	}()
+	stop := func() {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	}
+	t.Cleanup(stop)
+	if err := s.wait(done, 20*time.Second); err != nil {
+		stop()
+		return err
+	}
+	return nil
+}
+
+// wait polls the endpoint until any HTTP answer comes back.
+func (s *Server) wait(done <-chan struct{}, limit time.Duration) error {
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(limit)
+	for {
+		select {
+		case <-done:
+			return errors.New("versitygw exited")
+		default:
+		}
+		resp, err := client.Get(s.Endpoint + "/")
+		if err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no answer from %s after %v: %w", s.Endpoint, limit, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Log returns what versitygw has printed so far (its first MiB).
+func (s *Server) Log() string { return s.log.String() }
+
+// Client returns an S3 client for the server: path-style addressing, the
+// root credentials, the SDK's standard retryer.
+func (s *Server) Client(t testing.TB) *s3.Client {
+	return s3.New(s3.Options{
+		BaseEndpoint: aws.String(s.Endpoint),
+		Region:       s.Region,
+		UsePathStyle: true,
+		Credentials:  credentials.NewStaticCredentialsProvider(s.AccessKey, s.SecretKey, ""),
+	})
+}
+
+// CreateBucket creates a bucket, failing the test on error.
+func (s *Server) CreateBucket(t testing.TB, name string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := s.Client(t).CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(name)}); err != nil {
+		t.Fatalf("s3test: create bucket %q: %v", name, err)
+	}
+}
+
+// URL returns the vault URL of bucket and prefix on this server, in the form
+// the s3 adapter's ParseURL reads; the credentials are in Env.
+func (s *Server) URL(bucket, prefix string) string {
+	u := "s3://" + bucket
+	if prefix = strings.Trim(prefix, "/"); prefix != "" {
+		u += "/" + prefix
+	}
+	return u + "?endpoint=" + s.Endpoint + "&path_style=true&region=" + s.Region
+}
+
+// Env returns the AWS_* variables with which a child process reaches the
+// server through the default credential chain.
+func (s *Server) Env() []string {
+	return []string{
+		"AWS_ACCESS_KEY_ID=" + s.AccessKey,
+		"AWS_SECRET_ACCESS_KEY=" + s.SecretKey,
+		"AWS_REGION=" + s.Region,
+		"AWS_ENDPOINT_URL_S3=" + s.Endpoint,
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// syncBuffer collects the process output, written by exec's copying
+// goroutines while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.buf.Len() < 1<<20 {
+		b.buf.Write(p)
+	}
+	return len(p), nil
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
