@@ -31,6 +31,11 @@ func main() {
 		Version:       version,
 	}
 	root.AddCommand(serveCmd(), indexCmd(), searchCmd(), healthCmd(), genCmd())
+	root.AddCommand(reconcileCmd())
+	root.AddCommand(relatedCmd())
+	root.AddCommand(answerCmd())
+	root.AddCommand(evalCmd())
+	root.AddCommand(embedCmd())
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "sheaf:", err)
 		os.Exit(1)

@@ -12,10 +12,14 @@ import (
 	"strings"
 
 	"github.com/sheaf-dev/sheaf/indexer"
+	"github.com/sheaf-dev/sheaf/shared/embed"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/textindex/embedded"
 	"github.com/sheaf-dev/sheaf/shared/tools"
 	"github.com/sheaf-dev/sheaf/shared/vault"
+	"github.com/sheaf-dev/sheaf/shared/vectors"
+	vecembedded "github.com/sheaf-dev/sheaf/shared/vectors/embedded"
+	"github.com/sheaf-dev/sheaf/shared/vectors/qdrant"
 )
 
 // Local is a vault folder wired to the embedded adapters: the fs store, the
@@ -25,7 +29,11 @@ type Local struct {
 	Indexer *indexer.Indexer
 	Root    string // absolute vault folder
 	State   string // folder holding index.db and catalog.json.gz
-	text    *embedded.Index
+	// Embeddings keeps the vectors in step with the notes; nil without an
+	// embeddings provider (then the semantic tools say "not configured").
+	Embeddings *indexer.Embeddings
+	text       *embedded.Index
+	vectors    vectors.Index // nil without embeddings
 }
 
 // OpenLocal opens (or creates) the derived state of a vault folder. It does
@@ -75,7 +83,70 @@ func OpenLocal(ctx context.Context, c *Config, log *slog.Logger) (*Local, error)
 		ImmutablePaths: c.ImmutablePaths, MaxNoteBytes: c.MaxNoteBytes, MaxAttachmentBytes: c.MaxAttachmentBytes,
 		CursorKey: c.CursorKey,
 	}
-	return &Local{Vault: v, Indexer: ix, Root: root, State: state, text: text}, nil
+	l := &Local{Vault: v, Indexer: ix, Root: root, State: state, text: text}
+	if err := l.openEmbeddings(ctx, c, log); err != nil {
+		text.Close()
+		return nil, err
+	}
+	if v.LLM, v.Reranker, err = c.OpenLLM(); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("chat model: %w", err)
+	}
+	return l, nil
+}
+
+// openEmbeddings wires the embeddings provider and the vector index when
+// c.EmbedBaseURL is set: the embedded index at <state>/vectors.bin, or a
+// Qdrant collection ("sheaf-<vault id>" unless the URL names one).
+func (l *Local) openEmbeddings(ctx context.Context, c *Config, log *slog.Logger) error {
+	if c.EmbedBaseURL == "" {
+		return nil
+	}
+	emb, err := embed.New(embed.Config{BaseURL: c.EmbedBaseURL, Model: c.EmbedModel, APIKey: c.EmbedKey, Dimensions: c.EmbedDimensions})
+	if err != nil {
+		return fmt.Errorf("embeddings: %w", err)
+	}
+	vec, err := openVectors(ctx, c, l.State, l.Vault.ID, log)
+	if err != nil {
+		return err
+	}
+	l.vectors = vec
+	l.Embeddings = &indexer.Embeddings{Store: l.Vault.Store, Embedder: emb, Vectors: vec, MaxNoteBytes: c.MaxNoteBytes, Log: log}
+	l.Vault.Embedder, l.Vault.Vectors, l.Vault.Embeddings = emb, vec, l.Embeddings
+	return nil
+}
+
+// openVectors opens the vector index c.Vectors names.
+func openVectors(ctx context.Context, c *Config, state, vaultID string, log *slog.Logger) (vectors.Index, error) {
+	switch v := c.Vectors; {
+	case v == "" || v == "embedded":
+		ix, err := vecembedded.Open(filepath.Join(state, "vectors.bin"))
+		if err != nil {
+			return nil, fmt.Errorf("opening the vector index: %w", err)
+		}
+		if lerr := ix.LoadError(); lerr != nil {
+			log.Warn("vector index unreadable; re-embedding", "err", lerr)
+		}
+		return ix, nil
+	case strings.HasPrefix(v, qdrant.Scheme+"://") || strings.HasPrefix(v, qdrant.TLSScheme+"://"):
+		qc, err := qdrant.ParseURL(v)
+		if err != nil {
+			return nil, err
+		}
+		if qc.Collection == "" {
+			qc.Collection = "sheaf-" + vaultID
+		}
+		if qc.APIKey == "" {
+			qc.APIKey = c.VectorsKey
+		}
+		ix, err := qdrant.Open(ctx, qc)
+		if err != nil {
+			return nil, fmt.Errorf("opening the Qdrant collection %s: %w", qc.Collection, err)
+		}
+		return ix, nil
+	default:
+		return nil, fmt.Errorf("--vectors %q: want embedded or qdrant://host:6334 (qdrants:// for TLS)", v)
+	}
 }
 
 // Start reconciles the vault in the background and then, unless noWatch,
@@ -84,6 +155,17 @@ func (l *Local) Start(ctx context.Context, noWatch bool) {
 	go func() {
 		if _, err := l.Indexer.Sync(ctx, nil); err != nil && ctx.Err() == nil {
 			l.Indexer.Log.Error("indexing the vault", "err", err)
+		}
+		if l.Embeddings != nil {
+			// Embed now so that the first semantic call is fast; semantic
+			// calls meanwhile wait for this pass rather than start another.
+			go func() {
+				if n, p, err := l.Embeddings.Refresh(ctx, l.Indexer.Catalog); err != nil && ctx.Err() == nil {
+					l.Indexer.Log.Warn("embedding the vault; semantic calls will retry", "err", err)
+				} else if n > 0 {
+					l.Indexer.Log.Info("embedded the vault", "notes", n, "passages", p)
+				}
+			}()
 		}
 		if noWatch || ctx.Err() != nil {
 			return
@@ -94,10 +176,14 @@ func (l *Local) Start(ctx context.Context, noWatch bool) {
 	}()
 }
 
-// Close saves the catalog and closes the index.
+// Close saves the catalog and closes the indexes.
 func (l *Local) Close() error {
 	serr := l.Indexer.Save(context.Background())
-	return errors.Join(serr, l.text.Close())
+	var verr error
+	if l.vectors != nil {
+		verr = l.vectors.Close() // the embedded index flushes on Close
+	}
+	return errors.Join(serr, l.text.Close(), verr)
 }
 
 // stateDir picks where derived state lives: the flag, else <vault>/.sheaf,

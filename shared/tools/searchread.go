@@ -43,7 +43,7 @@ type searchAndReadIn struct {
 type ReadItem struct {
 	Path    string  `json:"path"`
 	Rank    int     `json:"rank" jsonschema:"1-based position in the ranking, across pages" schema:"minimum=1"`
-	Score   float64 `json:"score" jsonschema:"BM25: lower (more negative) is better"`
+	Score   float64 `json:"score" jsonschema:"BM25 (lower, more negative, is better), or with an embeddings provider configured and a plain question, the hybrid fused score 0-1 (higher is better)"`
 	ChunkID string  `json:"chunk_id,omitempty" jsonschema:"the passage the note was ranked by, \"<path>#p<ordinal>\"; pass it to record_retrieval_feedback"`
 	// Heading is absent (nil), null (pointer to nil) or the section's title.
 	Heading         **string `json:"heading,omitempty" jsonschema:"section mode: the section's heading, null for text before the first heading"`
@@ -93,7 +93,7 @@ type sarState struct {
 
 func (s *Server) searchReadTools() []Tool {
 	t := define(searchAndReadName, "Search and read notes",
-		"Search a vault and return the top-k full notes in one call, instead of a search followed by read_note. Ranking is any-term BM25 (stopwords dropped, title and heading matches weighted up), the lane for questions in sentences; quotes, OR, NOT or a leading - switch to search's query language. mode=note (default) returns each note's frontmatter and body; mode=section returns the heading section each hit matched. Every item carries chunk_id, the chunk it was ranked by (pass it to record_retrieval_feedback). k is at most 20. The result is held under the server's byte budget, shared equally across the notes: a note over its share is cut and marked truncated: true with size_bytes (its full size); fetch it whole with read_note. Anything that still does not fit comes back with next_cursor: repeat the same call plus cursor until it is null. An item that cannot be returned is a per-item error with its rank. A cursor is bound to the caller, the tool and these exact arguments, and expires. response_format=concise returns {path, rank, score, body, content_hash, chunk_id} per note, without frontmatter; size_bytes and truncated appear only on a truncated item, and section_resolved only when false.",
+		"Search a vault and return the top-k full notes in one call, instead of a search followed by read_note. Ranking is any-term BM25 (stopwords dropped, title and heading matches weighted up), the lane for questions in sentences, fused with semantic (vector) ranking when an embeddings provider is configured; quotes, OR, NOT or a leading - switch to search's query language (BM25 only). mode=note (default) returns each note's frontmatter and body; mode=section returns the heading section each hit matched. Every item carries chunk_id, the chunk it was ranked by (pass it to record_retrieval_feedback). k is at most 20. The result is held under the server's byte budget, shared equally across the notes: a note over its share is cut and marked truncated: true with size_bytes (its full size); fetch it whole with read_note. Anything that still does not fit comes back with next_cursor: repeat the same call plus cursor until it is null. An item that cannot be returned is a per-item error with its rank. A cursor is bound to the caller, the tool and these exact arguments, and expires. response_format=concise returns {path, rank, score, body, content_hash, chunk_id} per note, without frontmatter; size_bytes and truncated appear only on a truncated item, and section_resolved only when false.",
 		hints{readOnly: true}, s.SearchAndRead)
 	t.Profile = "core"
 	return []Tool{t, s.feedbackTool()}
@@ -131,7 +131,7 @@ func (s *Server) searchAndRead(ctx context.Context, in searchAndReadIn, budget i
 		offset = st.Offset
 	}
 
-	res, err := v.Text.Search(ctx, rankingQuery(in.Query), textindex.Options{Unit: textindex.Notes, Limit: in.K - offset, Offset: offset})
+	res, err := s.rankForRead(ctx, v, cat, in.Query, in.K, offset)
 	if err != nil {
 		return nil, err
 	}
@@ -191,15 +191,46 @@ func responseFormat(format, verbosity string) (string, error) {
 // rankingQuery is the question lane (any-term BM25) unless the query uses
 // search's operators, which then mean what they mean in search.
 func rankingQuery(q string) textindex.Query {
-	if strings.Contains(q, `"`) {
+	if hasOperators(q) {
 		return textindex.ParseQuery(q)
+	}
+	return textindex.QuestionQuery(q)
+}
+
+// hasOperators reports whether q uses search's query language.
+func hasOperators(q string) bool {
+	if strings.Contains(q, `"`) {
+		return true
 	}
 	for _, f := range strings.Fields(q) {
 		if f == "OR" || f == "NOT" || len(f) > 1 && f[0] == '-' {
-			return textindex.ParseQuery(q)
+			return true
 		}
 	}
-	return textindex.QuestionQuery(q)
+	return false
+}
+
+// rankForRead ranks notes k-offset notes from rank offset on: hybrid
+// (retrieve) when embeddings are configured and the query is a plain
+// question, else BM25 alone. Operators keep their exact lexical meaning
+// (a NOT must exclude), so such queries never use the vector lane.
+func (s *Server) rankForRead(ctx context.Context, v *Vault, cat *vault.Catalog, query string, k, offset int) (textindex.Result, error) {
+	if v.Embedder == nil || v.Vectors == nil || hasOperators(query) {
+		return v.Text.Search(ctx, rankingQuery(query), textindex.Options{Unit: textindex.Notes, Limit: k - offset, Offset: offset})
+	}
+	cands, err := s.retrieve(ctx, v, cat, query, RetrieveOptions{Limit: k})
+	if err != nil {
+		return textindex.Result{}, err
+	}
+	res := textindex.Result{Total: len(cands)}
+	for _, c := range cands[min(offset, len(cands)):] {
+		h := textindex.Hit{Path: c.Path, Title: c.Title, Score: roundScore(c.Score), Heading: c.Heading, HeadingID: c.HeadingID}
+		if len(c.Ordinals) > 0 {
+			h.Passage = c.Ordinals[0]
+		}
+		res.Hits = append(res.Hits, h)
+	}
+	return res, nil
 }
 
 func cursorError(err error) error {
@@ -237,6 +268,14 @@ func (s *Server) readRanked(ctx context.Context, v *Vault, cat *vault.Catalog, h
 	it := &ReadItem{Path: h.Path, Rank: rank, Score: h.Score, ChunkID: ChunkID(h.Path, h.Passage), ContentHash: ln.hash}
 	body := strings.TrimLeft(p.Body, "\r\n") // the line break after the frontmatter
 	if mode == "section" {
+		if h.HeadingID == "" && h.Heading != "" {
+			// A vector hit names its passage by ordinal only.
+			for _, ps := range p.Passages {
+				if ps.Ordinal == h.Passage {
+					h.HeadingID = ps.HeadingID
+				}
+			}
+		}
 		heading, section, ok := sectionOf(p, ln.text, h)
 		if ok {
 			body = section

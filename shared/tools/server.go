@@ -104,14 +104,15 @@ func (v *Vault) maxAttachment() int64 {
 
 // Server holds the vaults a deployment serves and implements every tool.
 type Server struct {
-	vaults map[string]*Vault
-	order  []string
-	now    func() time.Time
+	vaults  map[string]*Vault
+	order   []string
+	now     func() time.Time
+	limiter *auth.Limiter // paid AI tools: PaidCallsPerMinute per identity
 }
 
 // NewServer serves the given vaults; ids must be unique.
 func NewServer(vaults ...*Vault) (*Server, error) {
-	s := &Server{vaults: map[string]*Vault{}, now: time.Now}
+	s := &Server{vaults: map[string]*Vault{}, now: time.Now, limiter: auth.NewLimiter(PaidCallsPerMinute, time.Minute)}
 	for _, v := range vaults {
 		if _, dup := s.vaults[v.ID]; dup {
 			return nil, fmt.Errorf("two vaults with id %q", v.ID)
@@ -169,13 +170,15 @@ func (s *Server) Tools() []Tool {
 	ts = append(ts, s.searchTools()...)
 	ts = append(ts, s.tagTools()...)
 	ts = append(ts, s.attachmentTools()...)
+	ts = append(ts, s.llmTools()...)
 	ts = append(ts, s.referenceTools()...)
 	ts = append(ts, s.relationTools()...)
 	ts = append(ts, s.searchReadTools()...)
 	ts = append(ts, s.maintenanceTools()...)
 	ts = append(ts, s.agentTools()...)
+	ts = append(ts, s.semanticTools()...)
 	sort.Slice(ts, func(i, j int) bool { return ts[i].Tool.Name < ts[j].Tool.Name })
-	return ts
+	return s.limitPaid(ts) // the rate limit of paid tools, over every tool registered above
 }
 
 // coreTools are the dozen most used tools, the "core" profile.

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"time"
 
@@ -26,7 +27,7 @@ type Capabilities struct {
 type Liveness struct {
 	PendingDirectives   int    `json:"pendingDirectives"`
 	LastLogDate         string `json:"lastLogDate,omitempty" jsonschema:"newest date in log.md, YYYY-MM-DD"`
-	EmbeddingIndexStale bool   `json:"embeddingIndexStale"`
+	EmbeddingIndexStale bool   `json:"embeddingIndexStale" jsonschema:"some notes are not embedded at their current content yet (the next semantic call embeds them)"`
 	Indexing            string `json:"indexing" jsonschema:"starting, indexing or ready"`
 	IndexedNotes        int    `json:"indexedNotes" jsonschema:"notes processed in the current or last indexing pass"`
 	NotesToIndex        int    `json:"notesToIndex" jsonschema:"notes to process in that pass"`
@@ -86,6 +87,15 @@ func (s *Server) VaultInfo(ctx context.Context, in vaultInfoIn) (*vaultInfoOut, 
 	}
 	_, hasIndex := cat.Note("index.md")
 	out.Capabilities = Capabilities{HasIndexCatalog: hasIndex}
+	out.Capabilities.Embeddings = v.Embedder != nil && v.Vectors != nil
+	out.Capabilities.LLM = v.LLM != nil
+	if out.Capabilities.Embeddings && v.Embeddings != nil {
+		stale, err := v.Embeddings.Stale(ctx, cat)
+		if err != nil {
+			return nil, fmt.Errorf("checking the embeddings: %w", err)
+		}
+		out.Liveness.EmbeddingIndexStale = stale > 0
+	}
 	out.Liveness.PendingDirectives = len(pendingOf(cat).all) // memoised per catalog generation
 	if data, _, err := v.Store.Get(ctx, "log.md", 1<<20); err == nil {
 		for _, e := range vault.ParseLedger(data).Entries {

@@ -156,8 +156,9 @@ func testSearchAndRead(t *testing.T, c *Client) {
 		// "tilth" is a word of the Soil handbook only.
 		p := sar(map[string]any{"query": "tilth", "k": 2, "mode": "section"})
 		items, keys := p.items(t)
-		if p.Mode != "section" || len(items) != 1 || items[0].Path != "Soil handbook.md" {
-			t.Fatalf("want the Soil handbook alone, got %+v", items)
+		// With embeddings the vector lane adds nearest neighbours after it.
+		if p.Mode != "section" || len(items) == 0 || items[0].Path != "Soil handbook.md" || (len(items) != 1 && !hasEmbeddings(c)) {
+			t.Fatalf("want the Soil handbook first (alone without embeddings), got %+v", items)
 		}
 		for i, it := range items {
 			if !keys[i]["heading"] || it.SectionResolved == nil || !*it.SectionResolved {
@@ -167,7 +168,7 @@ func testSearchAndRead(t *testing.T, c *Client) {
 			if !it.Truncated && !strings.Contains(content, it.Body) {
 				t.Errorf("%s: section body is not part of the note: %q", it.Path, clipText(it.Body))
 			}
-			if !strings.Contains(strings.ToLower(it.Body), "tilth") {
+			if it.Path == "Soil handbook.md" && !strings.Contains(strings.ToLower(it.Body), "tilth") {
 				t.Errorf("the section does not contain the word it matched: %q", clipText(it.Body))
 			}
 			if it.Heading == nil || !strings.HasPrefix(it.Body, "#") || !strings.Contains(strings.SplitN(it.Body, "\n", 2)[0], *it.Heading) {

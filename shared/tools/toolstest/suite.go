@@ -34,6 +34,8 @@ func Run(t *testing.T, connect Connect) {
 	t.Run("Folders", func(t *testing.T) { testFolders(t, c) })
 	t.Run("Attachments", func(t *testing.T) { testAttachments(t, c) })
 	t.Run("Paging", func(t *testing.T) { testPaging(t, c) })
+	t.Run("LLMTools", func(t *testing.T) { testLLMTools(t, c) })
+	t.Run("Semantic", func(t *testing.T) { testSemantic(t, c) })
 	t.Run("References", func(t *testing.T) { testReferences(t, c) })
 	t.Run("SuggestLinks", func(t *testing.T) { testSuggestLinks(t, c) })
 	t.Run("NoteRelations", func(t *testing.T) { testNoteRelations(t, c) })

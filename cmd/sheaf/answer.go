@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/tools"
+)
+
+func answerCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "answer [VAULT] QUESTION...",
+		Short: "Answer a question from the vault's notes, with citations (needs an LLM provider)",
+		Long: "Retrieves the pages most relevant to QUESTION, asks the chat model to answer from them only,\n" +
+			"and prints the answer with its validated citations and verbatim quotes. The vault is --vault\n" +
+			"(or SHEAF_VAULT); without it the first argument is the vault. The model is --llm-base-url and\n" +
+			"--llm-model (SHEAF_LLM_*), any OpenAI-compatible chat endpoint.",
+		Args: cobra.MinimumNArgs(1),
+	}
+	cfg := withConfig(cmd)
+	asJSON := cmd.Flags().Bool("json", false, "print the answer tool's JSON result")
+	var in tools.AnswerIn
+	cmd.Flags().IntVar(&in.Limit, "limit", 6, "how many pages to retrieve as context (1-20)")
+	cmd.Flags().BoolVar(&in.PreferRecent, "prefer-recent", false, "prefer fresher pages")
+	cmd.Flags().BoolVar(&in.Rerank, "rerank", false, "rerank a wider candidate pool before answering")
+	cmd.Flags().BoolVar(&in.Expand, "expand", false, "HyDE query expansion")
+	cmd.Flags().BoolVar(&in.UseGraph, "use-graph", false, "graph prior and 1-hop neighbours of the top page")
+	cmd.Flags().BoolVar(&in.CheckFaithfulness, "check-faithfulness", false, "judge the answer's claims against the passages")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		args, err := vaultFromArgs(cfg, args)
+		if err != nil {
+			return err
+		}
+		if in.Limit < 1 || in.Limit > 20 {
+			return fmt.Errorf("--limit must be 1-20, got %d", in.Limit)
+		}
+		l, s, err := indexedWithLLM(cmd, cfg)
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		in.Query = strings.Join(args, " ")
+		res, err := s.Answer(cmd.Context(), in)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(res)
+		}
+		fmt.Println(res.Answer)
+		if len(res.Citations) > 0 {
+			fmt.Println("\nSources:")
+			for i, c := range res.Citations {
+				fmt.Printf("  [%d] %s  (%s)\n", i+1, c.Path, c.Title)
+			}
+		}
+		if len(res.QuotedSpans) > 0 {
+			fmt.Println("\nQuotes:")
+			for _, q := range res.QuotedSpans {
+				where := q.Path
+				if q.Heading != "" {
+					where += " § " + q.Heading
+				}
+				fmt.Printf("  %q\n      %s (passage %d)\n", strings.Join(strings.Fields(q.Quote), " "), where, q.Ordinal)
+			}
+		}
+		if f := res.Faithfulness; f != nil {
+			fmt.Printf("\nFaithfulness: %.2f", f.Score)
+			if len(f.Unsupported) > 0 {
+				fmt.Printf("; unsupported: %s", strings.Join(f.Unsupported, " | "))
+			}
+			fmt.Println()
+		}
+		fmt.Printf("\n%d pages retrieved, model %s\n", len(res.Retrieved), res.Model)
+		for _, w := range res.Warnings {
+			fmt.Println("warning:", w)
+		}
+		return nil
+	}
+	return cmd
+}
+
+// vaultFromArgs takes the vault from the first argument when neither
+// --vault nor SHEAF_VAULT names it, and returns the other arguments.
+func vaultFromArgs(cfg *config.Config, args []string) ([]string, error) {
+	if cfg.Vault != "" {
+		return args, nil
+	}
+	if len(args) < 2 {
+		return nil, fmt.Errorf("pass the vault folder (first argument or --vault) and the question")
+	}
+	cfg.Vault = args[0]
+	return args[1:], nil
+}
+
+// indexedWithLLM is indexed plus the chat model from --llm-* when the
+// configuration did not wire one.
+func indexedWithLLM(cmd *cobra.Command, cfg *config.Config) (*config.Local, *tools.Server, error) {
+	l, s, err := indexed(cmd, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if l.Vault.LLM == nil {
+		chat, rr, err := cfg.OpenLLM()
+		if err != nil {
+			l.Close()
+			return nil, nil, fmt.Errorf("chat model: %w", err)
+		}
+		l.Vault.LLM, l.Vault.Reranker = chat, rr
+	}
+	return l, s, nil
+}

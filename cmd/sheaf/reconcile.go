@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sheaf-dev/sheaf/shared/config"
+)
+
+func reconcileCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "reconcile --vault s3://BUCKET/PREFIX --search http://HOST:7700 [--webhook ADDR]",
+		Short: "Index a cloud vault once, as the scheduled indexer does; with --webhook, then follow S3 event notifications",
+		Long: `reconcile brings a cloud vault's derived state (the Meilisearch index, the
+catalog snapshot under .sheaf/, and the vectors when embeddings are set up)
+in step with the bucket, once. With --webhook it also serves the indexer's
+webhook, so any S3-compatible server that posts S3 event notifications
+(versitygw --event-webhook-url, MinIO's webhook target) keeps the index
+current without LocalStack or Lambda. The webhook listens before the
+reconcile starts, so no event is lost meanwhile.`,
+		Args: cobra.NoArgs,
+	}
+	cfg := withConfig(cmd)
+	webhook := cmd.Flags().String("webhook", "", "after reconciling, serve S3 event notifications (POST, any path) on this address, e.g. 127.0.0.1:8790")
+	webhookToken := cmd.Flags().String("webhook-token", "", "bearer token the webhook requires (required to listen beyond loopback)")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		ctx := cmd.Context()
+		log := logger(cfg.LogLevel)
+		if !config.IsCloud(cfg.Vault) {
+			return fmt.Errorf("reconcile takes a cloud vault (--vault s3://bucket/prefix); index a folder with `sheaf index`")
+		}
+		if *webhook != "" && *webhookToken == "" && !loopback(*webhook) {
+			return fmt.Errorf("refusing to serve the webhook on %s without a token: set --webhook-token (SHEAF_WEBHOOK_TOKEN) or bind 127.0.0.1", *webhook)
+		}
+		cl, err := config.OpenCloud(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		cl.Indexer.WebhookToken = *webhookToken
+		if err := cl.LoadCatalog(ctx); err != nil { // before any event is applied
+			return err
+		}
+		var hs *http.Server
+		served := make(chan error, 1)
+		if *webhook != "" {
+			ln, err := net.Listen("tcp", *webhook)
+			if err != nil {
+				return err
+			}
+			hs = &http.Server{Handler: embedAfter(ctx, cl, log, cl.Indexer.Webhook()), ReadHeaderTimeout: 10 * time.Second}
+			go func() { served <- hs.Serve(ln) }()
+			log.Info("serving the indexer webhook", "url", "http://"+ln.Addr().String()+"/")
+		}
+		if err := reconcileOnce(ctx, cl, log); err != nil {
+			if hs != nil {
+				_ = hs.Close()
+			}
+			return err
+		}
+		if hs == nil {
+			return nil
+		}
+		select {
+		case err := <-served:
+			return err
+		case <-ctx.Done():
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := hs.Shutdown(sctx); err != nil {
+			return err
+		}
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
+	return cmd
+}
+
+// reconcileOnce reconciles, embeds what changed and prints what it did.
+func reconcileOnce(ctx context.Context, cl *config.Cloud, log *slog.Logger) error {
+	st, err := cl.Indexer.Reconcile(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%d notes (%d indexed, %d unchanged, %d removed, %d skipped), %d attachments in %s\n",
+		st.Notes, st.Indexed, st.Kept, st.Removed, st.Skipped, st.Attachments, st.Elapsed.Round(time.Millisecond))
+	probs := cl.Indexer.Status().Problems
+	paths := make([]string, 0, len(probs))
+	for p := range probs {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		fmt.Printf("  %s: %s\n", p, probs[p])
+	}
+	if err := cl.RefreshEmbeddings(ctx); err != nil {
+		log.Warn("embedding the vault; the semantic tools will retry", "err", err)
+	}
+	return nil
+}
+
+// embedAfter re-embeds changed notes in the background after each webhook
+// request; requests arriving meanwhile share the next pass.
+func embedAfter(ctx context.Context, cl *config.Cloud, log *slog.Logger, next http.Handler) http.Handler {
+	if cl.Embeddings == nil {
+		return next
+	}
+	kick := make(chan struct{}, 1)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-kick:
+				if err := cl.RefreshEmbeddings(ctx); err != nil && ctx.Err() == nil {
+					log.Warn("embedding changed notes", "err", err)
+				}
+			}
+		}
+	}()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r)
+		select {
+		case kick <- struct{}{}:
+		default:
+		}
+	})
+}

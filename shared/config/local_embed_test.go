@@ -1,0 +1,90 @@
+package config
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sheaf-dev/sheaf/shared/embed"
+)
+
+// fakeProvider is an OpenAI-compatible /v1/embeddings of embed.NewFake.
+func fakeProvider(t *testing.T) string {
+	t.Helper()
+	fake := embed.NewFake(16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Input []string `json:"input"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(body, &req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		vecs, _ := fake.Embed(r.Context(), req.Input)
+		data := []map[string]any{}
+		for i, v := range vecs {
+			data = append(data, map[string]any{"object": "embedding", "index": i, "embedding": v})
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestOpenLocalWiresEmbeddings(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.md"), []byte("# A\n\nalpha beta\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+
+	l, err := OpenLocal(ctx, &Config{Vault: dir}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Vault.Embedder != nil || l.Vault.Vectors != nil || l.Embeddings != nil {
+		t.Error("no provider configured, yet embeddings are wired")
+	}
+	l.Close()
+
+	l, err = OpenLocal(ctx, &Config{Vault: dir, EmbedBaseURL: fakeProvider(t), EmbedModel: "fake"}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Vault.Embedder == nil || l.Vault.Vectors == nil || l.Vault.Embeddings == nil {
+		t.Fatal("embeddings not wired")
+	}
+	if _, err := l.Indexer.Sync(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, err := l.Embeddings.Refresh(ctx, l.Indexer.Catalog); err != nil || n != 1 {
+		t.Fatalf("refresh: %d notes, %v", n, err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(l.State, "vectors.bin")); err != nil {
+		t.Errorf("Close should flush the vector index: %v", err)
+	}
+
+	for _, bad := range []Config{
+		{Vault: dir, EmbedBaseURL: "http://127.0.0.1:1", EmbedModel: "m", Vectors: "milvus://x"},
+		{Vault: dir, EmbedBaseURL: "http://127.0.0.1:1", EmbedModel: "m", Vectors: "qdrant://h/path"},
+		{Vault: dir, EmbedBaseURL: "http://127.0.0.1:1"},
+	} {
+		if _, err := OpenLocal(ctx, &bad, log); err == nil {
+			t.Errorf("%+v: want an error", bad)
+		} else if !strings.Contains(err.Error(), "vectors") && !strings.Contains(err.Error(), "qdrant") && !strings.Contains(err.Error(), "embeddings") {
+			t.Errorf("%+v: unclear error %v", bad, err)
+		}
+	}
+}

@@ -1,0 +1,235 @@
+package tools
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/sheaf-dev/sheaf/infra/embedder"
+	"github.com/sheaf-dev/sheaf/shared/embed"
+)
+
+// evalQuestion is one line of eval/questions.jsonl.
+type evalQuestion struct {
+	Question string   `json:"question"`
+	Expected []string `json:"expected_paths"`
+}
+
+// realSampleFixture indexes a copy of infra/sample-vault and embeds it with
+// the real USE-lite model (infra/embedder; skipped without its npm
+// packages, fatal under CI).
+func realSampleFixture(t *testing.T) *semFixture {
+	t.Helper()
+	base := embedder.Start(t)
+	emb, err := embed.New(embed.Config{BaseURL: base, Model: embedder.Model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "vault")
+	if err := os.CopyFS(dir, os.DirFS("../../infra/sample-vault")); err != nil {
+		t.Fatal(err)
+	}
+	f := openSemFixtureWith(t, dir, emb)
+	if _, err := f.s.ReindexEmbeddings(context.Background(), ReindexIn{}); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func loadQuestions(t *testing.T, dir string) []evalQuestion {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "eval", "questions.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var qs []evalQuestion
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var q evalQuestion
+		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
+			t.Fatal(err)
+		}
+		qs = append(qs, q)
+	}
+	if len(qs) == 0 {
+		t.Fatal("no questions")
+	}
+	return qs
+}
+
+// scores are recall@k and MRR averaged over questions.
+type scores struct{ recall, mrr float64 }
+
+func (s scores) String() string { return fmt.Sprintf("recall@5 %.3f  MRR@10 %.3f", s.recall, s.mrr) }
+
+// score measures rankings (one per question, best first): recall at k
+// and MRR over the first 10.
+func score(qs []evalQuestion, rankings [][]string, k int) scores {
+	var s scores
+	for i, q := range qs {
+		found := 0
+		rr := 0.0
+		for r, p := range rankings[i][:min(10, len(rankings[i]))] {
+			if !slices.Contains(q.Expected, p) {
+				continue
+			}
+			if r < k {
+				found++
+			}
+			if rr == 0 {
+				rr = 1 / float64(r+1)
+			}
+		}
+		s.recall += float64(found) / float64(len(q.Expected))
+		s.mrr += rr
+	}
+	n := float64(len(qs))
+	return scores{s.recall / n, s.mrr / n}
+}
+
+func pathsOf(cs []Candidate) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Path
+	}
+	return out
+}
+
+// rrf is plain reciprocal-rank fusion (k = 60), for comparison only.
+func rrf(lex, vec []laneHit) []string {
+	sc := map[string]float64{}
+	for _, lane := range [][]laneHit{lex, vec} {
+		for r, h := range lane {
+			sc[h.Path] += 1 / float64(60+r+1)
+		}
+	}
+	var cs []Candidate
+	for p, s := range sc {
+		cs = append(cs, Candidate{Path: p, Score: s})
+	}
+	sortCandidates(cs)
+	return pathsOf(cs)
+}
+
+// TestRealModel runs the semantic checks that need real embeddings (the
+// USE-lite model of infra/embedder) on the sample vault.
+func TestRealModel(t *testing.T) {
+	f := realSampleFixture(t)
+	t.Run("HybridEval", func(t *testing.T) { testHybridEval(t, f) })
+	t.Run("NoSharedWords", func(t *testing.T) { testNoSharedWords(t, f) })
+}
+
+// testHybridEval measures the lanes and the fusion on the sample vault's
+// question set, logs the table vectorWeight was chosen from, and checks
+// that hybrid is never worse than its best lane. Rankings are cut at 10
+// (MRR@10) so that every row is measured alike.
+func testHybridEval(t *testing.T, f *semFixture) {
+	ctx := context.Background()
+	cat, _ := f.v.Catalogs.Catalog(ctx)
+	qs := loadQuestions(t, f.dir)
+	const k = 5
+	var lexR, vecR, rrfR, hybR [][]string
+	lanes := make([][2][]laneHit, len(qs))
+	for i, q := range qs {
+		lex, err := lexicalLane(ctx, f.v, q.Question, RetrieveOptions{}, lanePool(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		vec, err := f.s.vectorLane(ctx, f.v, cat, q.Question, RetrieveOptions{}, lanePool(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lanes[i] = [2][]laneHit{lex, vec}
+		lexR = append(lexR, pathsOf(fuse(lex, nil, 0)))
+		vecR = append(vecR, pathsOf(candidatesOf(vec)))
+		rrfR = append(rrfR, rrf(lex, vec))
+		got, err := f.s.retrieve(ctx, f.v, cat, q.Question, RetrieveOptions{Limit: 10, Mode: "hybrid"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hybR = append(hybR, pathsOf(got))
+	}
+	full, sem, hyb := score(qs, lexR, k), score(qs, vecR, k), score(qs, hybR, k)
+	if testing.Verbose() {
+		for i, q := range qs {
+			t.Logf("%-60q want %v\n  bm25 %v\n  vec  %v\n  hyb  %v", q.Question, q.Expected, head(lexR[i]), head(vecR[i]), head(hybR[i]))
+		}
+	}
+	t.Logf("%d questions, k=%d", len(qs), k)
+	t.Logf("fulltext (BM25 any-term)   %v", full)
+	t.Logf("semantic (USE-lite cosine) %v", sem)
+	t.Logf("naive RRF (k=60)           %v", score(qs, rrfR, k))
+	t.Logf("hybrid (vectorWeight %.2f)  %v", vectorWeight, hyb)
+	for w := 0.0; w <= 1.0001; w += 0.1 {
+		var rs [][]string
+		for _, l := range lanes {
+			cs := fuse(l[0], l[1], w)
+			sortCandidates(cs)
+			rs = append(rs, pathsOf(cs))
+		}
+		t.Logf("  weighted fusion, vector weight %.1f: %v", w, score(qs, rs, k))
+	}
+	if best := math.Max(full.recall, sem.recall); hyb.recall < best {
+		t.Errorf("hybrid recall@5 %.3f is worse than its best lane %.3f", hyb.recall, best)
+	}
+	if best := math.Max(full.mrr, sem.mrr); hyb.mrr < best-1e-9 {
+		t.Logf("note: hybrid MRR %.3f below the best lane's %.3f", hyb.mrr, best)
+	}
+}
+
+func head(ps []string) []string { return ps[:min(5, len(ps))] }
+
+// words is the set of lower-cased letter/digit runs of s.
+func words(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
+	}) {
+		out[w] = true
+	}
+	return out
+}
+
+// testNoSharedWords: a question that shares no word with its note (so BM25
+// cannot find it) is found by meaning.
+func testNoSharedWords(t *testing.T, f *semFixture) {
+	const query, target = "What to do with kitchen scraps?", "Projects/Garden/Compost.md"
+	note, err := os.ReadFile(filepath.Join(f.dir, target))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inNote := words(string(note) + " " + target)
+	for w := range words(query) {
+		if inNote[w] {
+			t.Fatalf("fixture: the query's word %q is in %s", w, target)
+		}
+	}
+	ctx := context.Background()
+	lex, err := f.s.Search(ctx, SearchArgs{Query: query, Match: "any", Mode: "fulltext", Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(hitPaths(lex.Items), target) {
+		t.Fatalf("fixture: BM25 finds %s: %v", target, hitPaths(lex.Items))
+	}
+	out, err := f.s.SemanticSearch(ctx, SemanticSearchIn{Query: query, Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(hitPaths(out.Items), target) {
+		t.Errorf("semantic_search(%q) top 5 = %v, want %s", query, hitPaths(out.Items), target)
+	}
+	t.Logf("semantic_search(%q): %v", query, hitPaths(out.Items))
+}
