@@ -12,7 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -36,8 +38,35 @@ type Indexer struct {
 	MaxNoteBytes int64         // 0: DefaultMaxNoteBytes
 	Log          *slog.Logger  // nil: slog.Default()
 
-	mu      sync.Mutex // serialises writers (Sync, Apply)
-	dirty   atomic.Bool
+	// Cloud wiring, read by Handle and Webhook; the zero values suit a
+	// local vault.
+
+	// KeyPath maps an object key from an event to a vault path; ok=false
+	// means the key is outside the vault (another prefix). nil: the key is
+	// the path.
+	KeyPath func(key string) (path string, ok bool)
+	// Bucket, when set, makes Handle ignore events of other buckets.
+	Bucket string
+	// WebhookToken, when set, makes Webhook require "Authorization: Bearer
+	// <token>".
+	WebhookToken string
+	// Parallel is how many paths Handle applies at once; 0: 16.
+	Parallel int
+
+	// mu is held shared by Apply (next to a per-path lock, so two events
+	// for one path never interleave) and exclusively by Sync and by the
+	// snapshot conflict recovery.
+	mu    sync.RWMutex
+	paths pathLocks
+	group applyGroup // batches concurrent Handle and Webhook calls
+
+	saveMu     sync.Mutex // serialises snapshot saves
+	saved      uint64     // generation of the last saved snapshot (under saveMu)
+	gen        atomic.Uint64
+	touchMu    sync.Mutex
+	touched    map[string]uint64 // path -> generation of its last change, until saved
+	touchedAll uint64            // generation of a Sync not saved yet (0: none)
+
 	state   atomic.Value // string
 	done    atomic.Int64
 	total   atomic.Int64
@@ -104,11 +133,44 @@ type SyncStats struct {
 }
 
 // Sync reconciles the whole vault: every new or changed note is parsed and
-// indexed, every vanished one removed, attachments refreshed. progress, if
-// non-nil, is called as notes are processed.
+// indexed, every vanished one removed, attachments refreshed, then the
+// catalog snapshot saved (a failed save is logged; Reconcile returns it).
+// It trusts neither the catalog nor the text index: a note missing from
+// either, stale in either, or present in either but gone from the store is
+// repaired. progress, if non-nil, is called as notes are processed.
 func (ix *Indexer) Sync(ctx context.Context, progress func(done, total int)) (SyncStats, error) {
+	stats, err := ix.syncExclusive(ctx, progress)
+	if err != nil {
+		return stats, err
+	}
+	if err := ix.Save(ctx); err != nil {
+		ix.log().Warn("saving the catalog snapshot", "err", err)
+	}
+	return stats, nil
+}
+
+// Reconcile is Sync followed by a snapshot save that must succeed: the
+// entry point of `sheaf reconcile` and of the scheduled reconcile Lambda.
+// The save is conditional; when another indexer saved meanwhile, it reloads
+// their snapshot, reconciles again and retries.
+func (ix *Indexer) Reconcile(ctx context.Context) (SyncStats, error) {
+	stats, err := ix.syncExclusive(ctx, nil)
+	if err != nil {
+		return stats, err
+	}
+	if err := ix.Save(ctx); err != nil {
+		return stats, fmt.Errorf("saving the catalog snapshot: %w", err)
+	}
+	return stats, nil
+}
+
+func (ix *Indexer) syncExclusive(ctx context.Context, progress func(done, total int)) (SyncStats, error) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	return ix.syncLocked(ctx, progress)
+}
+
+func (ix *Indexer) syncLocked(ctx context.Context, progress func(done, total int)) (SyncStats, error) {
 	start := time.Now()
 	ix.state.Store("indexing")
 	defer ix.state.Store("ready")
@@ -148,10 +210,27 @@ func (ix *Indexer) Sync(ctx context.Context, progress func(done, total int)) (Sy
 	ix.done.Store(0)
 	ix.total.Store(int64(len(todo)))
 
-	n, skipped, err := ix.indexAll(ctx, todo, progress)
+	n, dropped, skipped, err := ix.indexAll(ctx, todo, progress)
 	stats.Indexed, stats.Skipped = n, skipped
 	if err != nil {
 		return stats, err
+	}
+	// A note that cannot be indexed now (binary, too large, vanished
+	// meanwhile) must not stay searchable in an old version.
+	var stale []string
+	for _, p := range dropped {
+		_, inText := indexed[p]
+		if _, inCat := ix.Catalog.Note(p); inText || inCat {
+			stale = append(stale, p)
+		}
+	}
+	if len(stale) > 0 {
+		if err := ix.Text.Delete(ctx, stale...); err != nil {
+			return stats, fmt.Errorf("removing unindexable notes: %w", err)
+		}
+		for _, p := range stale {
+			ix.Catalog.Remove(p)
+		}
 	}
 
 	var gone []string
@@ -196,11 +275,11 @@ func (ix *Indexer) Sync(ctx context.Context, progress func(done, total int)) (Sy
 		}
 	}
 	ix.Catalog.SetIndexedAt(time.Now().UTC())
-	ix.dirty.Store(true)
+	g := ix.gen.Add(1)
+	ix.touchMu.Lock()
+	ix.touchedAll = g
+	ix.touchMu.Unlock()
 	stats.Elapsed = time.Since(start)
-	if err := ix.saveLocked(ctx); err != nil {
-		ix.log().Warn("saving the catalog snapshot", "err", err)
-	}
 	return stats, nil
 }
 
@@ -211,16 +290,27 @@ type parsed struct {
 }
 
 // indexAll reads and parses objs on all cores and writes them in batches.
-func (ix *Indexer) indexAll(ctx context.Context, objs []store.Object, progress func(done, total int)) (indexed, skipped int, err error) {
+// dropped lists the notes that could not be indexed (their problem is
+// recorded) or vanished before they were read.
+func (ix *Indexer) indexAll(ctx context.Context, objs []store.Object, progress func(done, total int)) (indexed int, dropped []string, skipped int, err error) {
 	if len(objs) == 0 {
-		return 0, 0, nil
+		return 0, nil, 0, nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := make(chan store.Object)
 	results := make(chan *parsed, 256)
 	var wg sync.WaitGroup
-	var skippedN atomic.Int64
+	var dropMu sync.Mutex
+	drop := func(p string, failed bool) {
+		dropMu.Lock()
+		dropped = append(dropped, p)
+		if failed {
+			skipped++
+		}
+		dropMu.Unlock()
+		ix.done.Add(1)
+	}
 	for range max(1, runtime.GOMAXPROCS(0)) {
 		wg.Add(1)
 		go func() {
@@ -228,15 +318,14 @@ func (ix *Indexer) indexAll(ctx context.Context, objs []store.Object, progress f
 			for o := range jobs {
 				p, perr := ix.load(ctx, o.Path)
 				if perr != nil {
-					if errors.Is(perr, context.Canceled) {
+					if ctx.Err() != nil {
 						return
 					}
-					skippedN.Add(1)
-					ix.done.Add(1)
+					drop(o.Path, true)
 					continue
 				}
 				if p == nil { // vanished meanwhile
-					ix.done.Add(1)
+					drop(o.Path, false)
 					continue
 				}
 				select {
@@ -294,15 +383,15 @@ func (ix *Indexer) indexAll(ctx context.Context, objs []store.Object, progress f
 	}
 	close(batches)
 	if err := <-written; err != nil {
-		return indexed, int(skippedN.Load()), err
+		return indexed, dropped, skipped, err
 	}
 	if err := ctx.Err(); err != nil {
-		return indexed, int(skippedN.Load()), err
+		return indexed, dropped, skipped, err
 	}
 	if progress != nil {
 		progress(len(objs), len(objs))
 	}
-	return indexed, int(skippedN.Load()), nil
+	return indexed, dropped, skipped, nil
 }
 
 // write puts one batch in the text index, then in the catalog.
@@ -375,7 +464,9 @@ func attachmentOf(o store.Object) vault.Attachment {
 
 // Apply treats an event for path as a hint: it looks at the object now and
 // indexes it, or removes it when it is gone. Paths under hidden folders
-// (Sheaf's own .sheaf/ among them) are ignored.
+// (Sheaf's own .sheaf/ among them) are ignored. A note that cannot be
+// indexed (binary, too large) is taken out of both indexes, recorded in
+// Status().Problems, and its error returned (see IsPermanent).
 func (ix *Indexer) Apply(ctx context.Context, path string) error {
 	clean, err := store.CleanPath(path)
 	if err != nil {
@@ -384,65 +475,322 @@ func (ix *Indexer) Apply(ctx context.Context, path string) error {
 	if vault.IsHidden(clean) {
 		return nil
 	}
+	return ix.applyMany(ctx, []string{clean})[0]
+}
+
+// IsPermanent reports whether an error from Apply is about the object
+// itself (binary, too large, an invalid path), so retrying cannot help.
+func IsPermanent(err error) bool {
+	return errors.Is(err, vault.ErrBinary) || errors.Is(err, store.ErrTooLarge) || errors.Is(err, store.ErrPathInvalid)
+}
+
+// applyMany applies distinct clean, visible paths as one batch: each is
+// read concurrently, then the text index gets one delete and one upsert
+// for all of them. It returns one error per path.
+func (ix *Indexer) applyMany(ctx context.Context, paths []string) []error {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	sorted := slices.Clone(paths)
+	slices.Sort(sorted) // one locking order: batches never deadlock
+	for _, p := range sorted {
+		defer ix.paths.lock(p)()
+	}
+	return ix.applyLocked(ctx, paths)
+}
+
+// step is what applying one path comes to.
+type step struct {
+	path   string
+	obj    store.Object
+	remove bool    // take path out of both indexes
+	att    bool    // upsert obj as an attachment
+	parsed *parsed // upsert this note
+	err    error
+}
+
+// applyLocked is applyMany with ix.mu held (shared with the paths' locks,
+// or exclusively).
+func (ix *Indexer) applyLocked(ctx context.Context, paths []string) []error {
+	steps := make([]step, len(paths))
+	next := atomic.Int64{}
+	var wg sync.WaitGroup
+	for range min(ix.parallel(), len(paths)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(steps); i = int(next.Add(1) - 1) {
+				steps[i] = ix.prepare(ctx, paths[i])
+			}
+		}()
+	}
+	wg.Wait()
+
+	var gone []string
+	var docs []textindex.Doc
+	for i := range steps {
+		switch st := &steps[i]; {
+		case st.remove:
+			gone = append(gone, st.path)
+		case st.parsed != nil:
+			docs = append(docs, st.parsed.doc)
+		}
+	}
+	var delErr, upErr error
+	if len(gone) > 0 {
+		delErr = ix.Text.Delete(ctx, gone...)
+	}
+	if len(docs) > 0 {
+		upErr = ix.Text.Upsert(ctx, docs...)
+	}
+	errs := make([]error, len(steps))
+	for i := range steps {
+		st := &steps[i]
+		errs[i] = st.err
+		switch {
+		case st.remove && delErr != nil:
+			errs[i] = delErr
+		case st.remove:
+			ix.Catalog.Remove(st.path)
+			ix.Catalog.RemoveAttachment(st.path)
+			// A change even when this catalog did not hold the path: the
+			// saved snapshot, written by another indexer, may.
+			ix.changed(st.path)
+		case st.parsed != nil && upErr != nil:
+			errs[i] = upErr
+		case st.parsed != nil:
+			ix.Catalog.Upsert(st.parsed.note)
+			ix.changed(st.parsed.note.Path)
+		case st.att:
+			ix.Catalog.UpsertAttachment(attachmentOf(st.obj))
+			ix.changed(st.obj.Path)
+		}
+	}
+	return errs
+}
+
+// prepare looks at one path in the store and decides what to do with it.
+func (ix *Indexer) prepare(ctx context.Context, clean string) step {
+	st := step{path: clean}
+	if vault.IsNotePath(clean) {
+		if _, known := ix.Catalog.Note(clean); !known {
+			return ix.loadStep(ctx, st) // a new note: one GET, no HEAD first
+		}
+	}
+	obj, err := ix.Store.Stat(ctx, clean)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		st.remove = true
+		return st
+	case err != nil:
+		st.err = err
+		return st
+	}
+	st.obj = obj
+	if !vault.IsNotePath(obj.Path) {
+		a := attachmentOf(obj)
+		old, ok := ix.Catalog.Attachment(a.Path)
+		st.att = !ok || old.Size != a.Size || !old.Modified.Equal(a.Modified)
+		return st
+	}
+	if n, ok := ix.Catalog.Note(obj.Path); ok && n.Path == obj.Path && n.ETag == obj.ETag && n.Size == obj.Size {
+		return st // duplicate or stale event: nothing changed
+	}
+	st.path = obj.Path
+	return ix.loadStep(ctx, st)
+}
+
+// loadStep reads and parses the note at st.path.
+func (ix *Indexer) loadStep(ctx context.Context, st step) step {
+	p, err := ix.load(ctx, st.path)
+	switch {
+	case p != nil:
+		st.parsed = p
+	case err == nil || IsPermanent(err):
+		// Gone meanwhile, or unindexable now: no stale copy may stay
+		// searchable.
+		st.remove, st.err = true, err
+	default:
+		st.err = err // unreadable for now: keep what is indexed, retry
+	}
+	return st
+}
+
+// changed records that path changed in the catalog: the next Save writes
+// it, and re-applies it should another indexer have saved meanwhile.
+func (ix *Indexer) changed(path string) {
+	g := ix.gen.Add(1)
+	ix.touchMu.Lock()
+	if ix.touched == nil {
+		ix.touched = map[string]uint64{}
+	}
+	ix.touched[path] = g
+	ix.touchMu.Unlock()
+}
+
+// Save persists the catalog snapshot if anything changed since the last
+// save. Concurrent callers share one write (whoever finds their changes
+// already saved returns at once). The write is conditional (see
+// StoreSnapshots): when another indexer saved first, Save loads their
+// snapshot into Catalog, re-applies every path this indexer changed since
+// its last successful save (or reconciles again after a Sync), and retries,
+// a bounded number of times with jittered backoff.
+func (ix *Indexer) Save(ctx context.Context) error {
+	if ix.Snapshots == nil {
+		return nil
+	}
+	want := ix.gen.Load()
+	ix.saveMu.Lock()
+	defer ix.saveMu.Unlock()
+	if ix.saved >= want {
+		return nil
+	}
+	for attempt := 1; ; attempt++ {
+		g := ix.gen.Load()
+		err := ix.Snapshots.Save(ctx, ix.Catalog)
+		if err == nil {
+			ix.saved = g
+			ix.forget(g)
+			return nil
+		}
+		if !errors.Is(err, store.ErrConflict) || attempt == maxSaveAttempts {
+			return err
+		}
+		ix.log().Debug("catalog snapshot saved by another indexer: merging", "attempt", attempt)
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
+		if err := ix.merge(ctx); err != nil {
+			return fmt.Errorf("merging after a snapshot conflict: %w", err)
+		}
+	}
+}
+
+// maxSaveAttempts bounds Save's conflict retries.
+const maxSaveAttempts = 8
+
+// backoff sleeps before retry attempt+1: exponential from 20 ms, capped at
+// one second, with full jitter so racing indexers spread out.
+func backoff(ctx context.Context, attempt int) error {
+	d := min(20*time.Millisecond<<(attempt-1), time.Second)
+	t := time.NewTimer(d/2 + rand.N(d/2+1))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// forget drops the changes a snapshot of generation g holds.
+func (ix *Indexer) forget(g uint64) {
+	ix.touchMu.Lock()
+	defer ix.touchMu.Unlock()
+	for p, pg := range ix.touched {
+		if pg <= g {
+			delete(ix.touched, p)
+		}
+	}
+	if ix.touchedAll <= g {
+		ix.touchedAll = 0
+	}
+}
+
+// merge loads the snapshot another indexer saved into Catalog and replays
+// this indexer's unsaved changes on top: events are hints, so re-applying a
+// path converges on what the store holds now.
+func (ix *Indexer) merge(ctx context.Context) error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	defer ix.dirty.Store(true)
-
-	obj, err := ix.Store.Stat(ctx, clean)
-	if errors.Is(err, store.ErrNotFound) {
-		return ix.removeLocked(ctx, clean)
-	}
+	theirs, err := ix.Snapshots.Load(ctx)
 	if err != nil {
 		return err
 	}
-	if !vault.IsNotePath(obj.Path) {
-		ix.Catalog.UpsertAttachment(attachmentOf(obj))
-		return nil
+	ix.touchMu.Lock()
+	all := ix.touchedAll != 0
+	paths := make([]string, 0, len(ix.touched))
+	for p := range ix.touched {
+		paths = append(paths, p)
 	}
-	if n, ok := ix.Catalog.Note(obj.Path); ok && n.Path == obj.Path && n.ETag == obj.ETag && n.Size == obj.Size {
-		return nil // duplicate or stale event: nothing changed
+	ix.touchMu.Unlock()
+	if theirs == nil { // deleted, or of another format: rebuild
+		theirs, all = vault.NewCatalog(), true
 	}
-	p, err := ix.load(ctx, obj.Path)
-	if err != nil || p == nil {
-		// Unindexable now (or gone): make sure no stale copy stays searchable.
-		if rerr := ix.removeLocked(ctx, obj.Path); rerr != nil {
-			return rerr
+	replaceCatalog(ix.Catalog, theirs)
+	if all {
+		_, err := ix.syncLocked(ctx, nil)
+		return err
+	}
+	sort.Strings(paths)
+	for _, err := range ix.applyLocked(ctx, paths) {
+		if err != nil && !IsPermanent(err) {
+			return err
 		}
-		if p == nil && err == nil {
-			return nil
+	}
+	return nil
+}
+
+// replaceCatalog makes dst hold what src holds, in place: the indexer's
+// Catalog is shared with readers that keep the pointer.
+func replaceCatalog(dst, src *vault.Catalog) {
+	keep := map[string]bool{}
+	for _, n := range src.Notes() {
+		keep[n.Path] = true
+		if o, ok := dst.Note(n.Path); ok && o.Path == n.Path && o.ETag == n.ETag && o.Hash == n.Hash && o.Size == n.Size && o.Modified.Equal(n.Modified) {
+			continue
 		}
-		return err
+		dst.Upsert(n)
 	}
-	if err := ix.Text.Upsert(ctx, p.doc); err != nil {
-		return err
+	for _, n := range dst.Notes() {
+		if !keep[n.Path] {
+			dst.Remove(n.Path)
+		}
 	}
-	ix.Catalog.Upsert(p.note)
-	return nil
+	clear(keep)
+	for _, a := range src.Attachments() {
+		keep[a.Path] = true
+		dst.UpsertAttachment(a)
+	}
+	for _, a := range dst.Attachments() {
+		if !keep[a.Path] {
+			dst.RemoveAttachment(a.Path)
+		}
+	}
+	dst.SetIndexedAt(src.IndexedAt())
 }
 
-func (ix *Indexer) removeLocked(ctx context.Context, path string) error {
-	if err := ix.Text.Delete(ctx, path); err != nil {
-		return err
-	}
-	ix.Catalog.Remove(path)
-	ix.Catalog.RemoveAttachment(path)
-	return nil
+// pathLocks is a set of per-path mutexes, created on demand and dropped
+// when unused.
+type pathLocks struct {
+	mu sync.Mutex
+	m  map[string]*pathLock
 }
 
-// Save persists the catalog snapshot if anything changed since the last save.
-func (ix *Indexer) Save(ctx context.Context) error {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	return ix.saveLocked(ctx)
+type pathLock struct {
+	sync.Mutex
+	refs int
 }
 
-func (ix *Indexer) saveLocked(ctx context.Context) error {
-	if ix.Snapshots == nil || !ix.dirty.Swap(false) {
-		return nil
+// lock locks path and returns its unlock function.
+func (l *pathLocks) lock(path string) func() {
+	l.mu.Lock()
+	if l.m == nil {
+		l.m = map[string]*pathLock{}
 	}
-	if err := ix.Snapshots.Save(ctx, ix.Catalog); err != nil {
-		ix.dirty.Store(true)
-		return err
+	pl := l.m[path]
+	if pl == nil {
+		pl = &pathLock{}
+		l.m[path] = pl
 	}
-	return nil
+	pl.refs++
+	l.mu.Unlock()
+	pl.Lock()
+	return func() {
+		pl.Unlock()
+		l.mu.Lock()
+		if pl.refs--; pl.refs == 0 {
+			delete(l.m, path)
+		}
+		l.mu.Unlock()
+	}
 }

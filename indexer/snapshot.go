@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -63,26 +64,36 @@ func (f FileSnapshots) Save(_ context.Context, c *vault.Catalog) error {
 	return os.Rename(tmp.Name(), f.Path)
 }
 
+// DefaultSnapshotKey is where the catalog snapshot lives in a store.
+const DefaultSnapshotKey = ".sheaf/catalog.json.gz"
+
 // StoreSnapshots keeps the snapshot as an object in the vault's store (the
 // cloud layout: ".sheaf/catalog.json.gz"). Saves are conditional on the ETag
-// last seen, so two writers can never silently overwrite each other.
+// last loaded or saved (IfNoneMatch when there was none), so two writers can
+// never silently overwrite each other: the loser gets store.ErrConflict.
 type StoreSnapshots struct {
 	Store store.Store
-	Key   string // default ".sheaf/catalog.json.gz"
-	etag  string
+	Key   string // default DefaultSnapshotKey
+
+	mu   sync.Mutex
+	etag string
 }
 
 func (s *StoreSnapshots) key() string {
 	if s.Key == "" {
-		return ".sheaf/catalog.json.gz"
+		return DefaultSnapshotKey
 	}
 	return s.Key
 }
 
-// Load implements SnapshotStore.
+// Load implements SnapshotStore. A snapshot of another format version gives
+// (nil, nil) and is overwritten by the next Save.
 func (s *StoreSnapshots) Load(ctx context.Context) (*vault.Catalog, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	data, obj, err := s.Store.Get(ctx, s.key(), 0)
 	if errors.Is(err, store.ErrNotFound) {
+		s.etag = ""
 		return nil, nil
 	}
 	if err != nil {
@@ -90,10 +101,11 @@ func (s *StoreSnapshots) Load(ctx context.Context) (*vault.Catalog, error) {
 	}
 	c, err := vault.ReadSnapshot(bytes.NewReader(data))
 	if errors.Is(err, vault.ErrSnapshotVersion) {
+		s.etag = obj.ETag
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading the catalog snapshot %s: %w", s.key(), err)
 	}
 	s.etag = obj.ETag
 	return c, nil
@@ -105,6 +117,8 @@ func (s *StoreSnapshots) Save(ctx context.Context, c *vault.Catalog) error {
 	if err := c.WriteSnapshot(&buf); err != nil {
 		return err
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	opts := store.PutOptions{IfMatch: s.etag, IfNoneMatch: s.etag == ""}
 	obj, err := s.Store.Put(ctx, s.key(), buf.Bytes(), opts)
 	if err != nil {
