@@ -25,7 +25,7 @@ unit:
 
 # The race detector over the concurrent parts (indexer, catalog, stores, tools).
 race:
-	$(GO) test -race -count=1 -timeout 15m ./indexer/ ./shared/vault/ ./shared/store/... ./shared/tools/ ./shared/textindex/... ./shared/vectors/... ./shared/embed/ ./shared/auth/
+	$(GO) test -race -short -count=1 -timeout 15m ./indexer/ ./shared/vault/ ./shared/store/... ./shared/tools/ ./shared/textindex/... ./shared/vectors/... ./shared/embed/ ./shared/auth/ ./shared/llm/...
 
 smoke: build
 	test -d infra/smoke/node_modules || (cd infra/smoke && npm install --no-audit --no-fund)
@@ -44,9 +44,18 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzHeadingID -fuzztime 15s ./shared/vault/
 	$(GO) test -run '^$$' -fuzz FuzzCleanPath -fuzztime 30s ./shared/store/
 	$(GO) test -run '^$$' -fuzz FuzzParseQuery -fuzztime 30s ./shared/textindex/
+	$(GO) test -run '^$$' -fuzz FuzzParseURL -fuzztime 15s ./shared/store/s3/
+	$(GO) test -run '^$$' -fuzz FuzzPath -fuzztime 15s ./shared/store/s3/
+	$(GO) test -run '^$$' -fuzz FuzzQuote -fuzztime 15s ./shared/textindex/meili/
+	$(GO) test -run '^$$' -fuzz FuzzParseURL -fuzztime 15s ./shared/vectors/qdrant/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeEvent -fuzztime 15s ./indexer/
+	$(GO) test -run '^$$' -fuzz FuzzValidateGrounding -fuzztime 15s ./shared/tools/
+	$(GO) test -run '^$$' -fuzz FuzzEmbeddingsBody -fuzztime 15s ./infra/embedder/
 
 run:
 	$(GO) run ./cmd/sheaf serve --vault $(VAULT) --http $(ADDR)
 
 clean:
 	rm -rf bin bench.txt
+
+include build.mk

@@ -1,0 +1,31 @@
+# Lambda builds, included from the Makefile (at its end). `sam build` runs
+# `make build-McpFunction` and `make build-IndexerFunction` with
+# ARTIFACTS_DIR set (template.yaml: Metadata BuildMethod: makefile); SAM does
+# not pass the architecture, so set LAMBDA_ARCH to the template's
+# Architecture parameter (arm64, the default, or x86_64).
+GO             ?= go
+LAMBDA_ARCH    ?= arm64
+LAMBDA_GOARCH  := $(if $(filter x86_64 amd64,$(LAMBDA_ARCH)),amd64,arm64)
+LAMBDA_LDFLAGS ?= -s -w -X main.version=$(or $(VERSION),dev)
+LAMBDA_OUT     ?= bin/lambda
+ARTIFACTS_DIR  ?= $(LAMBDA_OUT)
+# A static linux binary named bootstrap, for the provided.al2023 runtime.
+LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags lambda.norpc -trimpath -ldflags '$(LAMBDA_LDFLAGS)'
+
+.PHONY: build-McpFunction build-IndexerFunction lambda-zips
+
+build-McpFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/mcp
+
+build-IndexerFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/indexer
+
+# The two functions zipped for LocalStack (infra/docker-compose.yml mounts
+# bin/lambda): bin/lambda/mcp.zip and bin/lambda/indexer.zip, each holding
+# a bootstrap at its root.
+lambda-zips:
+	rm -rf $(LAMBDA_OUT)/mcp $(LAMBDA_OUT)/indexer $(LAMBDA_OUT)/mcp.zip $(LAMBDA_OUT)/indexer.zip
+	$(MAKE) -f $(firstword $(MAKEFILE_LIST)) build-McpFunction ARTIFACTS_DIR=$(LAMBDA_OUT)/mcp
+	$(MAKE) -f $(firstword $(MAKEFILE_LIST)) build-IndexerFunction ARTIFACTS_DIR=$(LAMBDA_OUT)/indexer
+	cd $(LAMBDA_OUT)/mcp && zip -X -q ../mcp.zip bootstrap
+	cd $(LAMBDA_OUT)/indexer && zip -X -q ../indexer.zip bootstrap

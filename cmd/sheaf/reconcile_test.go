@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/store/s3/s3test"
+	"github.com/sheaf-dev/sheaf/shared/textindex/meili/meilifake"
+)
+
+// cloudVault is a bucket on versitygw with a Meilisearch fake beside it.
+type cloudVault struct {
+	s3    *s3test.Server
+	meili *meilifake.Server
+}
+
+func newCloudVault(t *testing.T, webhook string) *cloudVault {
+	v := &cloudVault{s3: s3test.Start(t, s3test.Options{WebhookURL: webhook}), meili: meilifake.New(t)}
+	v.s3.CreateBucket(t, "vault")
+	return v
+}
+
+func (v *cloudVault) put(t *testing.T, path, body string) {
+	t.Helper()
+	_, err := v.s3.Client(t).PutObject(t.Context(), &s3.PutObjectInput{
+		Bucket: aws.String("vault"), Key: aws.String("notes/" + path), Body: strings.NewReader(body),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (v *cloudVault) args(extra ...string) []string {
+	return append([]string{"reconcile", "--vault", v.s3.URL("vault", "notes"), "--search", v.meili.URL, "--log-level", "warn"}, extra...)
+}
+
+func (v *cloudVault) command(extra ...string) *exec.Cmd {
+	cmd := exec.Command(bin, v.args(extra...)...)
+	cmd.Env = append(os.Environ(), v.s3.Env()...)
+	return cmd
+}
+
+// catalogHas reports whether the saved catalog snapshot holds path.
+func (v *cloudVault) catalogHas(t *testing.T, path string) bool {
+	t.Helper()
+	for _, kv := range v.s3.Env() {
+		k, val, _ := strings.Cut(kv, "=")
+		t.Setenv(k, val)
+	}
+	cl, err := config.OpenCloud(t.Context(), &config.Config{Vault: v.s3.URL("vault", "notes"), Search: v.meili.URL}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := cl.Vault.Catalogs.Catalog(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ok := cat.Note(path)
+	return ok
+}
+
+func TestReconcileOnce(t *testing.T) {
+	v := newCloudVault(t, "")
+	v.put(t, "a.md", "# A\n\nSee [[b]].\n")
+	v.put(t, "sub/b.md", "# B\n\n#tag\n")
+	v.put(t, "binary.md", "\x00\x01\x02 not text")
+	out, err := v.command().CombinedOutput()
+	if err != nil {
+		t.Fatalf("reconcile: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "3 notes (2 indexed, 0 unchanged, 0 removed, 1 skipped)") || !strings.Contains(string(out), "binary.md:") {
+		t.Errorf("first reconcile printed:\n%s", out)
+	}
+	// A second run starts from the saved snapshot: nothing to redo.
+	out, err = v.command().CombinedOutput()
+	if err != nil {
+		t.Fatalf("reconcile again: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "(0 indexed, 2 unchanged") {
+		t.Errorf("second reconcile printed:\n%s", out)
+	}
+	if !v.catalogHas(t, "sub/b.md") {
+		t.Errorf("sub/b.md is not in the saved snapshot")
+	}
+}
+
+func TestReconcileRefuses(t *testing.T) {
+	for name, args := range map[string][]string{
+		"folder":       {"reconcile", "--vault", t.TempDir(), "--search", "http://127.0.0.1:1"},
+		"open webhook": {"reconcile", "--vault", "s3://b/p?region=us-east-1", "--search", "http://127.0.0.1:1", "--webhook", "0.0.0.0:0"},
+		"no search":    {"reconcile", "--vault", "s3://b/p?region=us-east-1"},
+	} {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "SHEAF_SEARCH=")
+		if out, err := cmd.CombinedOutput(); err == nil {
+			t.Errorf("%s: accepted:\n%s", name, out)
+		}
+	}
+}
+
+// TestReconcileWebhook runs `sheaf reconcile --webhook` behind versitygw's
+// event notifications: a note put through the S3 API shows up in the
+// catalog snapshot without any other call. versitygw must find its webhook
+// listening when it starts, so a forwarding proxy stands in until sheaf
+// listens.
+func TestReconcileWebhook(t *testing.T) {
+	var target atomic.Pointer[url.URL]
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		if u := target.Load(); u != nil {
+			r.SetURL(u)
+		}
+	}}
+	front := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if target.Load() == nil { // versitygw's start-up test event
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	})
+	fl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := &http.Server{Handler: front}
+	go fs.Serve(fl)
+	t.Cleanup(func() { fs.Close() })
+
+	v := newCloudVault(t, "http://"+fl.Addr().String()+"/")
+	v.put(t, "a.md", "# A\n")
+	hook, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := hook.Addr().String()
+	hook.Close()
+	cmd := v.command("--webhook", addr)
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), "notes ("); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the reconcile did not finish:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	target.Store(&url.URL{Scheme: "http", Host: addr})
+
+	v.put(t, "Inbox/new note.md", "# New\n\nArrived by webhook.\n")
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	for !v.catalogHas(t, "Inbox/new note.md") {
+		if ctx.Err() != nil {
+			t.Fatalf("the note put through S3 never reached the snapshot:\n%s", out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer that a process writes while the test reads.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,359 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sheaf-dev/sheaf/functions/internal/cloudtest"
+	"github.com/sheaf-dev/sheaf/functions/internal/rietest"
+	"github.com/sheaf-dev/sheaf/shared/store/s3/s3test"
+	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
+)
+
+var (
+	buildOnce sync.Once
+	bootstrap string
+	buildErr  error
+)
+
+// build compiles this function's bootstrap once per test binary, as the
+// deployment does (see build.mk).
+func build(t testing.TB) string {
+	t.Helper()
+	rietest.Require(t)
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "sheaf-mcp-fn-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		bootstrap = filepath.Join(dir, "bootstrap")
+		cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w", "-o", bootstrap, ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("%v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("building the bootstrap: %v", buildErr)
+	}
+	return bootstrap
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if bootstrap != "" {
+		os.RemoveAll(filepath.Dir(bootstrap))
+	}
+	os.Exit(code)
+}
+
+// serve indexes a fresh sample vault in S3 and runs the function over it
+// under the emulator, behind an in-test HTTP API gateway. It returns the
+// MCP endpoint URL and the emulator.
+func serve(t testing.TB, extraEnv ...string) (string, *rietest.RIE, *cloudtest.Vault) {
+	t.Helper()
+	bin := build(t)
+	v := cloudtest.Sample(t, s3test.Options{})
+	v.Reconcile(t)
+	r := rietest.Start(t, bin, append(v.Env(), extraEnv...)...)
+	base := (&rietest.Gateway{RIE: r}).Start(t)
+	return base + "/mcp", r, v
+}
+
+// TestConformanceLambda runs the whole MCP conformance suite, unchanged,
+// through API Gateway events into the function under the Lambda emulator,
+// over S3 (versitygw) and Meilisearch (the fake), after a reconcile.
+func TestConformanceLambda(t *testing.T) {
+	endpoint, _, _ := serve(t)
+	toolstest.Run(t, func(t *testing.T) *mcp.ClientSession { return cloudtest.Connect(t, endpoint, cloudtest.Token) })
+}
+
+const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+func post(t *testing.T, url, auth, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// TestTokenLambda checks the bearer token through the Lambda path: 401
+// with WWW-Authenticate for a missing or wrong token, 200 with it, and
+// /healthz without one.
+func TestTokenLambda(t *testing.T) {
+	endpoint, _, _ := serve(t)
+	for name, auth := range map[string]string{
+		"missing": "", "wrong": "Bearer not-the-token", "scheme": "Basic " + cloudtest.Token,
+		"prefix": "Bearer " + cloudtest.Token[:10],
+	} {
+		resp := post(t, endpoint, auth, initialize)
+		if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("%s token: status %d, WWW-Authenticate %q", name, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+		}
+	}
+	resp := post(t, endpoint, "Bearer "+cloudtest.Token, initialize)
+	var out struct {
+		Result struct {
+			ServerInfo struct{ Name string } `json:"serverInfo"`
+		} `json:"result"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK || out.Result.ServerInfo.Name != "sheaf" {
+		t.Errorf("with the token: status %d, %+v, %v", resp.StatusCode, out, err)
+	}
+	hr, err := http.Get(strings.TrimSuffix(endpoint, "/mcp") + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr.Body.Close()
+	if hr.StatusCode != http.StatusOK {
+		t.Errorf("/healthz: %d", hr.StatusCode)
+	}
+	// A browser origin that is not allowed is refused (DNS rebinding).
+	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(initialize))
+	req.Header.Set("Authorization", "Bearer "+cloudtest.Token)
+	req.Header.Set("Origin", "https://evil.example")
+	req.Header.Set("Content-Type", "application/json")
+	or, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	or.Body.Close()
+	if or.StatusCode != http.StatusForbidden {
+		t.Errorf("foreign origin: %d, want 403", or.StatusCode)
+	}
+}
+
+// TestEventShapes invokes the function directly with a Function URL event
+// (base64 body) and a REST API (payload 1.0) event.
+func TestEventShapes(t *testing.T) {
+	_, r, _ := serve(t)
+	body := base64.StdEncoding.EncodeToString([]byte(initialize))
+	funcURL := fmt.Sprintf(`{"version":"2.0","routeKey":"$default","rawPath":"/mcp","rawQueryString":"",
+	  "headers":{"host":"abc.lambda-url.eu-west-1.on.aws","content-type":"application/json",
+	             "accept":"application/json, text/event-stream","authorization":"Bearer %s"},
+	  "requestContext":{"domainName":"abc.lambda-url.eu-west-1.on.aws","http":{"method":"POST","path":"/mcp","sourceIp":"203.0.113.9"}},
+	  "body":%q,"isBase64Encoded":true}`, cloudtest.Token, body)
+	var v2 struct {
+		StatusCode      int               `json:"statusCode"`
+		Headers         map[string]string `json:"headers"`
+		Body            string            `json:"body"`
+		IsBase64Encoded bool              `json:"isBase64Encoded"`
+	}
+	invokeJSON(t, r, funcURL, &v2)
+	if v2.StatusCode != 200 || v2.IsBase64Encoded || !strings.Contains(v2.Body, `"serverInfo"`) ||
+		!strings.HasPrefix(v2.Headers["Content-Type"], "application/json") {
+		t.Errorf("Function URL event: %+v", v2)
+	}
+
+	rest := fmt.Sprintf(`{"resource":"/mcp","path":"/mcp","httpMethod":"POST",
+	  "multiValueHeaders":{"Content-Type":["application/json"],"Accept":["application/json, text/event-stream"],"Authorization":["Bearer %s"]},
+	  "requestContext":{"stage":"prod","path":"/prod/mcp","identity":{"sourceIp":"203.0.113.9"}},
+	  "body":%q,"isBase64Encoded":false}`, cloudtest.Token, initialize)
+	var v1 struct {
+		StatusCode        int                 `json:"statusCode"`
+		MultiValueHeaders map[string][]string `json:"multiValueHeaders"`
+		Body              string              `json:"body"`
+	}
+	invokeJSON(t, r, rest, &v1)
+	if v1.StatusCode != 200 || !strings.Contains(v1.Body, `"serverInfo"`) || len(v1.MultiValueHeaders["Content-Type"]) != 1 {
+		t.Errorf("REST API event: %+v", v1)
+	}
+
+	noToken := strings.Replace(funcURL, `"authorization":"Bearer `+cloudtest.Token+`"`, `"x-other":"1"`, 1)
+	invokeJSON(t, r, noToken, &v2)
+	if v2.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(v2.Headers["Www-Authenticate"], "Bearer") {
+		t.Errorf("Function URL event without a token: %+v", v2)
+	}
+
+	// Events of no HTTP shape are function errors, not crashes.
+	if _, err := r.Invoke(t.Context(), []byte(`{"Records":[]}`)); err == nil {
+		t.Errorf("an S3 event was served as HTTP")
+	}
+	invokeJSON(t, r, funcURL, &v2) // still serving
+	if v2.StatusCode != 200 {
+		t.Errorf("after a bad event: %d", v2.StatusCode)
+	}
+}
+
+func invokeJSON(t *testing.T, r *rietest.RIE, event string, out any) {
+	t.Helper()
+	payload, err := r.Invoke(t.Context(), []byte(event))
+	if err != nil {
+		t.Fatalf("invoke: %v", err)
+	}
+	if err := json.Unmarshal(payload, out); err != nil {
+		t.Fatalf("response %s: %v", payload, err)
+	}
+}
+
+// TestInitRefusesNoToken: a deployment without SHEAF_TOKEN fails its init
+// rather than serve an open endpoint.
+func TestInitRefusesNoToken(t *testing.T) {
+	bin := build(t)
+	r := rietest.Start(t, bin, "SHEAF_VAULT=s3://b/p?endpoint=http://127.0.0.1:9&path_style=true",
+		"SHEAF_SEARCH=http://127.0.0.1:9", "AWS_ACCESS_KEY_ID=a", "AWS_SECRET_ACCESS_KEY=b")
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if payload, err := r.Invoke(ctx, []byte(`{"version":"2.0","rawPath":"/healthz","requestContext":{"http":{"method":"GET"}}}`)); err == nil {
+		t.Errorf("served without a token: %s", payload)
+	}
+	if !strings.Contains(r.Output(), "SHEAF_TOKEN") {
+		t.Errorf("the init error does not name SHEAF_TOKEN:\n%s", r.Output())
+	}
+}
+
+// TestInitNoNetwork: starting the function and serving /healthz makes no
+// connection to S3 or Meilisearch (both point at listeners that count).
+func TestInitNoNetwork(t *testing.T) {
+	bin := build(t)
+	var conns atomic.Int64
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			c.Close()
+		}
+	}()
+	addr := "http://" + ln.Addr().String()
+	r := rietest.Start(t, bin, "SHEAF_VAULT=s3://b/p?endpoint="+addr+"&path_style=true&region=us-east-1",
+		"SHEAF_SEARCH="+addr, "SHEAF_TOKEN="+cloudtest.Token, "AWS_ACCESS_KEY_ID=a", "AWS_SECRET_ACCESS_KEY=b",
+		"SHEAF_VECTORS=qdrant://"+ln.Addr().String(), "SHEAF_EMBED_BASE_URL="+addr+"/v1", "SHEAF_EMBED_MODEL=m",
+		"SHEAF_LLM_BASE_URL="+addr+"/v1", "SHEAF_LLM_MODEL=m")
+	var res struct {
+		StatusCode int `json:"statusCode"`
+	}
+	invokeJSON(t, r, `{"version":"2.0","rawPath":"/healthz","requestContext":{"http":{"method":"GET"}}}`, &res)
+	if res.StatusCode != 200 {
+		t.Fatalf("/healthz: %d\n%s", res.StatusCode, r.Output())
+	}
+	if n := conns.Load(); n != 0 {
+		t.Errorf("init and /healthz made %d connections", n)
+	}
+}
+
+// BenchmarkInit measures the function's init: from starting the bootstrap
+// process to its first request for work on the Lambda Runtime API (served
+// here by a stand-in that never answers), the target being under 50 ms.
+// It also reports the bootstrap's size (target under 20 MB).
+func BenchmarkInit(b *testing.B) {
+	bin := build(b)
+	ready := make(chan struct{}, 1)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/runtime/invocation/next") {
+			select {
+			case ready <- struct{}{}:
+			default:
+			}
+			<-r.Context().Done()
+		}
+	}))
+	defer api.Close()
+	env := []string{"AWS_LAMBDA_RUNTIME_API=" + strings.TrimPrefix(api.URL, "http://"),
+		"SHEAF_VAULT=s3://b/p?endpoint=http://127.0.0.1:9&path_style=true&region=us-east-1",
+		"SHEAF_SEARCH=http://127.0.0.1:9", "SHEAF_TOKEN=" + cloudtest.Token, "AWS_ACCESS_KEY_ID=a", "AWS_SECRET_ACCESS_KEY=b",
+		"HOME=" + b.TempDir(), "PATH=" + os.Getenv("PATH")}
+	inits := make([]time.Duration, 0, b.N)
+	for i := 0; i < b.N; i++ {
+		cmd := exec.Command(bin)
+		cmd.Env = env
+		start := time.Now()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		select {
+		case <-ready:
+			inits = append(inits, time.Since(start))
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			b.Fatal("the function never asked for work")
+		}
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}
+	p50, p99 := percentiles(inits)
+	b.ReportMetric(ms(p50), "init-p50-ms")
+	b.ReportMetric(ms(p99), "init-p99-ms")
+	if fi, err := os.Stat(bin); err == nil {
+		b.ReportMetric(float64(fi.Size())/1e6, "bootstrap-MB")
+	}
+}
+
+// BenchmarkWarmCall measures tools/call latency through the whole path
+// (MCP client -> gateway -> emulator -> function -> S3/Meilisearch) on a
+// warm function, for search and read_note; run with -benchtime=200x.
+func BenchmarkWarmCall(b *testing.B) {
+	endpoint, _, _ := serve(b)
+	s := cloudtest.Connect(b, endpoint, cloudtest.Token)
+	calls := map[string]map[string]any{
+		"search":    {"query": "project plan", "limit": 10},
+		"read_note": {"path": "index.md"},
+	}
+	names := []string{"read_note", "search"}
+	for _, name := range names {
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			warm := func() {
+				res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: calls[name]})
+				if err != nil || res.IsError {
+					b.Fatalf("%s: %v %+v", name, err, res)
+				}
+			}
+			warm()
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				warm()
+				lat = append(lat, time.Since(start))
+			}
+			p50, p99 := percentiles(lat)
+			b.ReportMetric(ms(p50), "p50-ms")
+			b.ReportMetric(ms(p99), "p99-ms")
+		})
+	}
+}
+
+func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2], s[min(len(s)-1, len(s)*99/100)]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,0 +1,356 @@
+package functions_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/awslabs/goformation/v7"
+	"github.com/awslabs/goformation/v7/cloudformation"
+	"github.com/awslabs/goformation/v7/cloudformation/serverless"
+	"github.com/awslabs/goformation/v7/intrinsics"
+)
+
+// loadTemplate parses template.yaml with goformation. Intrinsics are kept
+// readable rather than resolved: !Ref X is "ref:X", !GetAtt X.Y is
+// "getatt:X.Y" and !Sub "s" is "sub:s". raw is the same document as plain
+// maps, for the properties goformation's types lack.
+func loadTemplate(t *testing.T) (*cloudformation.Template, map[string]any) {
+	t.Helper()
+	data, err := os.ReadFile("../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := &intrinsics.ProcessorOptions{IntrinsicHandlerOverrides: map[string]intrinsics.IntrinsicHandler{
+		"Ref": func(_ string, in, _ any) any { return fmt.Sprint("ref:", in) },
+		"Fn::GetAtt": func(_ string, in, _ any) any {
+			if parts, ok := in.([]any); ok && len(parts) == 2 {
+				return fmt.Sprintf("getatt:%v.%v", parts[0], parts[1])
+			}
+			return fmt.Sprint("getatt:", in)
+		},
+		"Fn::Sub": func(_ string, in, _ any) any { return fmt.Sprint("sub:", in) },
+	}}
+	js, err := intrinsics.ProcessYAML(data, opts)
+	if err != nil {
+		t.Fatalf("template.yaml: %v", err)
+	}
+	tmpl, err := goformation.ParseJSONWithOptions(js, &intrinsics.ProcessorOptions{NoProcess: true})
+	if err != nil {
+		t.Fatalf("goformation: %v", err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(js, &raw); err != nil {
+		t.Fatal(err)
+	}
+	return tmpl, raw
+}
+
+// dig walks raw through map keys and list indexes.
+func dig(v any, path ...any) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, _ := v.(map[string]any)
+			v = m[k]
+		case int:
+			l, _ := v.([]any)
+			if k >= len(l) {
+				return nil
+			}
+			v = l[k]
+		}
+	}
+	return v
+}
+
+func TestTemplateFunctions(t *testing.T) {
+	tmpl, raw := loadTemplate(t)
+	if got := tmpl.Parameters["Architecture"]; got.Default != "arm64" || !slices.Equal(anyStrings(got.AllowedValues), []string{"arm64", "x86_64"}) {
+		t.Errorf("Architecture parameter: %+v", got)
+	}
+	for _, p := range []string{"MeiliKey", "Token", "QdrantKey", "EmbedKey"} {
+		if tmpl.Parameters[p].NoEcho == nil || !*tmpl.Parameters[p].NoEcho {
+			t.Errorf("parameter %s must be NoEcho", p)
+		}
+	}
+	for _, p := range []string{"MeiliUrl", "QdrantUrl", "EmbedBaseUrl", "EmbedModel", "VaultBucketName", "VaultPrefix"} {
+		if _, ok := tmpl.Parameters[p]; !ok {
+			t.Errorf("parameter %s missing", p)
+		}
+	}
+
+	fns := tmpl.GetAllServerlessFunctionResources()
+	if len(fns) != 2 {
+		t.Fatalf("want 2 functions, got %d", len(fns))
+	}
+	const vaultURL = "sub:s3://${VaultBucketName}/${VaultPrefix}?region=${AWS::Region}"
+	common := map[string]string{
+		"SHEAF_VAULT": vaultURL, "SHEAF_SEARCH": "ref:MeiliUrl", "SHEAF_SEARCH_KEY": "ref:MeiliKey",
+		"SHEAF_VECTORS": "ref:QdrantUrl", "SHEAF_VECTORS_KEY": "ref:QdrantKey", "SHEAF_EMBED_BASE_URL": "ref:EmbedBaseUrl",
+		"SHEAF_EMBED_MODEL": "ref:EmbedModel", "SHEAF_EMBED_KEY": "ref:EmbedKey", "SHEAF_LOG_LEVEL": "ref:LogLevel",
+	}
+	for name, target := range map[string]string{"McpFunction": "build-McpFunction", "IndexerFunction": "build-IndexerFunction"} {
+		fn := fns[name]
+		if fn == nil {
+			t.Fatalf("function %s missing", name)
+		}
+		if deref(fn.Runtime) != "provided.al2023" || deref(fn.Handler) != "bootstrap" {
+			t.Errorf("%s: runtime %q handler %q", name, deref(fn.Runtime), deref(fn.Handler))
+		}
+		if !slices.Equal(fn.Architectures, []string{"ref:Architecture"}) {
+			t.Errorf("%s: architectures %v", name, fn.Architectures)
+		}
+		if fn.AWSCloudFormationMetadata["BuildMethod"] != "makefile" {
+			t.Errorf("%s: build method %v", name, fn.AWSCloudFormationMetadata)
+		}
+		if fn.CodeUri == nil || deref(fn.CodeUri.String) != "." {
+			t.Errorf("%s: CodeUri must be the module root (build.mk builds from there)", name)
+		}
+		if !makeTarget(t, target) {
+			t.Errorf("%s: build.mk has no target %s", name, target)
+		}
+		env := fn.Environment.Variables
+		for k, v := range common {
+			if env[k] != v {
+				t.Errorf("%s: %s = %q, want %q", name, k, env[k], v)
+			}
+		}
+		checkPolicies(t, name, fn)
+	}
+
+	mcp := fns["McpFunction"]
+	if mcp.Environment.Variables["SHEAF_TOKEN"] != "ref:Token" {
+		t.Errorf("McpFunction: SHEAF_TOKEN not from the Token parameter")
+	}
+	if _, ok := fns["IndexerFunction"].Environment.Variables["SHEAF_TOKEN"]; ok {
+		t.Errorf("IndexerFunction must not get the MCP token")
+	}
+	if deref(mcp.Timeout) > 30 {
+		t.Errorf("McpFunction timeout %d s: API Gateway gives up at 30 s", deref(mcp.Timeout))
+	}
+	if mcp.FunctionUrlConfig == nil || mcp.FunctionUrlConfig.AuthType != "NONE" || deref(mcp.FunctionUrlConfig.InvokeMode) != "BUFFERED" {
+		t.Errorf("McpFunction: Function URL %+v", mcp.FunctionUrlConfig)
+	}
+	routes := map[string]string{}
+	for evName, ev := range mcp.Events {
+		if ev.Type != "HttpApi" || ev.Properties == nil || ev.Properties.HttpApiEvent == nil {
+			t.Errorf("McpFunction event %s: type %s", evName, ev.Type)
+			continue
+		}
+		h := ev.Properties.HttpApiEvent
+		routes[deref(h.Path)] = deref(h.Method)
+		if v := deref(h.PayloadFormatVersion); v != "2.0" {
+			t.Errorf("McpFunction event %s: payload format %q", evName, v)
+		}
+	}
+	if routes["/mcp"] != "ANY" || routes["/healthz"] != "GET" {
+		t.Errorf("McpFunction routes %v", routes)
+	}
+
+	ix := fns["IndexerFunction"]
+	var sqsEvents, schedules int
+	for evName, ev := range ix.Events {
+		switch ev.Type {
+		case "SQS":
+			sqsEvents++
+			// goformation's SQS event type predates FunctionResponseTypes and
+			// ScalingConfig (and then drops the whole event): read it raw.
+			props, _ := dig(raw, "Resources", "IndexerFunction", "Properties", "Events", evName, "Properties").(map[string]any)
+			if props["Queue"] != "getatt:VaultEventsQueue.Arn" {
+				t.Errorf("indexer SQS event %s reads %v", evName, props["Queue"])
+			}
+			if !slices.Equal(anyStrings(props["FunctionResponseTypes"]), []string{"ReportBatchItemFailures"}) {
+				t.Errorf("indexer SQS event %s: FunctionResponseTypes %v", evName, props["FunctionResponseTypes"])
+			}
+			if n, _ := props["BatchSize"].(float64); n < 1 || n > 10000 {
+				t.Errorf("indexer SQS event %s: BatchSize %v", evName, props["BatchSize"])
+			}
+		case "Schedule":
+			schedules++
+			s := ev.Properties.ScheduleEvent
+			if s == nil || s.Schedule != "rate(1 hour)" || deref(s.Input) == "" {
+				t.Fatalf("indexer schedule %s: %+v", evName, s)
+			}
+			var in map[string]any
+			if err := json.Unmarshal([]byte(*s.Input), &in); err != nil || in["reconcile"] != true {
+				t.Errorf("indexer schedule input %q is not {\"reconcile\": true}", *s.Input)
+			}
+		default:
+			t.Errorf("indexer event %s of unexpected type %s", evName, ev.Type)
+		}
+	}
+	if sqsEvents != 1 || schedules != 1 {
+		t.Errorf("indexer: %d SQS and %d schedule events, want 1 and 1", sqsEvents, schedules)
+	}
+	if deref(ix.Timeout)*6 > 1800 {
+		t.Errorf("the queue's visibility timeout (1800 s) must be at least 6x the indexer's timeout (%d s)", deref(ix.Timeout))
+	}
+	for _, out := range []string{"ApiUrl", "FunctionUrl", "VaultBucket", "VaultEventsQueueUrl"} {
+		if _, ok := tmpl.Outputs[out]; !ok {
+			t.Errorf("output %s missing", out)
+		}
+	}
+}
+
+// checkPolicies: read the vault, list the bucket, write only under .sheaf/.
+func checkPolicies(t *testing.T, name string, fn *serverless.Function) {
+	t.Helper()
+	if fn.Policies == nil || fn.Policies.IAMPolicyDocumentArray == nil {
+		t.Errorf("%s: no inline policy", name)
+		return
+	}
+	const (
+		objects = "sub:arn:${AWS::Partition}:s3:::${VaultBucketName}/${VaultPrefix}/*"
+		bucket  = "sub:arn:${AWS::Partition}:s3:::${VaultBucketName}"
+		state   = "sub:arn:${AWS::Partition}:s3:::${VaultBucketName}/${VaultPrefix}/.sheaf/*"
+	)
+	grants := map[string][]string{} // action -> resources
+	for _, doc := range *fn.Policies.IAMPolicyDocumentArray {
+		raw, _ := json.Marshal(doc)
+		var d struct {
+			Statement []struct {
+				Effect   string
+				Action   any
+				Resource any
+			}
+		}
+		if err := json.Unmarshal(raw, &d); err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range d.Statement {
+			if st.Effect != "Allow" {
+				continue
+			}
+			for _, a := range anyStrings(st.Action) {
+				grants[a] = append(grants[a], anyStrings(st.Resource)...)
+			}
+		}
+	}
+	want := map[string][]string{
+		"s3:GetObject": {objects}, "s3:ListBucket": {bucket},
+		"s3:PutObject": {state}, "s3:DeleteObject": {state},
+	}
+	for a, res := range grants {
+		if !slices.Equal(res, want[a]) {
+			t.Errorf("%s: %s on %v, want %v", name, a, res, want[a])
+		}
+	}
+	for a := range want {
+		if _, ok := grants[a]; !ok {
+			t.Errorf("%s: %s not granted", name, a)
+		}
+	}
+}
+
+func TestTemplateWiring(t *testing.T) {
+	tmpl, _ := loadTemplate(t)
+	b, err := tmpl.GetS3BucketWithName("VaultBucket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deref(b.BucketName) != "ref:VaultBucketName" || !slices.Contains(b.AWSCloudFormationDependsOn, "VaultEventsQueuePolicy") {
+		t.Errorf("bucket: name %q, depends on %v (S3 checks the queue policy when notifications are set)", deref(b.BucketName), b.AWSCloudFormationDependsOn)
+	}
+	if b.NotificationConfiguration == nil {
+		t.Fatal("bucket has no notifications")
+	}
+	events := map[string]bool{}
+	for _, qc := range b.NotificationConfiguration.QueueConfigurations {
+		events[qc.Event] = true
+		if qc.Queue != "getatt:VaultEventsQueue.Arn" {
+			t.Errorf("notification %s goes to %q", qc.Event, qc.Queue)
+		}
+		rules := map[string]string{}
+		if qc.Filter != nil && qc.Filter.S3Key != nil {
+			for _, r := range qc.Filter.S3Key.Rules {
+				rules[r.Name] = r.Value
+			}
+		}
+		if rules["prefix"] != "sub:${VaultPrefix}/" || rules["suffix"] != ".md" {
+			t.Errorf("notification %s filter %v, want the vault prefix and .md", qc.Event, rules)
+		}
+	}
+	if !events["s3:ObjectCreated:*"] || !events["s3:ObjectRemoved:*"] || len(events) != 2 {
+		t.Errorf("notified events %v", events)
+	}
+
+	q, err := tmpl.GetSQSQueueWithName("VaultEventsQueue")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp, _ := q.RedrivePolicy.(map[string]any)
+	if rp["deadLetterTargetArn"] != "getatt:VaultEventsDLQ.Arn" || rp["maxReceiveCount"] == nil {
+		t.Errorf("queue redrive policy %v", q.RedrivePolicy)
+	}
+	if _, err := tmpl.GetSQSQueueWithName("VaultEventsDLQ"); err != nil {
+		t.Errorf("no dead-letter queue: %v", err)
+	}
+
+	pol, err := tmpl.GetSQSQueuePolicyWithName("VaultEventsQueuePolicy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(pol.Queues, []string{"ref:VaultEventsQueue"}) {
+		t.Errorf("queue policy applies to %v", pol.Queues)
+	}
+	doc, _ := json.Marshal(pol.PolicyDocument)
+	for _, want := range []string{`"s3.amazonaws.com"`, `"sqs:SendMessage"`, `"getatt:VaultEventsQueue.Arn"`, `"sub:arn:${AWS::Partition}:s3:::${VaultBucketName}"`, `"aws:SourceAccount"`} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("queue policy lacks %s: %s", want, doc)
+		}
+	}
+}
+
+// makeTarget reports whether build.mk defines target, asking make itself
+// when it is installed.
+func makeTarget(t *testing.T, target string) bool {
+	t.Helper()
+	mk, err := os.ReadFile("../build.mk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(mk), "\n"+target+":") {
+		return false
+	}
+	if _, err := exec.LookPath("make"); err != nil {
+		return true
+	}
+	out, err := exec.Command("make", "-n", "-C", "..", "-f", "build.mk", target, "ARTIFACTS_DIR=/tmp/x", "LAMBDA_ARCH=x86_64").CombinedOutput()
+	if err != nil {
+		t.Errorf("make -n %s: %v\n%s", target, err, out)
+		return false
+	}
+	if !strings.Contains(string(out), "GOARCH=amd64") || !strings.Contains(string(out), "-o /tmp/x/bootstrap") || !strings.Contains(string(out), "-tags lambda.norpc") {
+		t.Errorf("make -n %s: %s", target, out)
+	}
+	return true
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+func anyStrings(v any) []string {
+	switch x := v.(type) {
+	case string:
+		return []string{x}
+	case []string:
+		return x
+	case []any:
+		var out []string
+		for _, e := range x {
+			out = append(out, fmt.Sprint(e))
+		}
+		return out
+	}
+	return nil
+}

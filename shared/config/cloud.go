@@ -1,0 +1,181 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sheaf-dev/sheaf/indexer"
+	"github.com/sheaf-dev/sheaf/shared/embed"
+	"github.com/sheaf-dev/sheaf/shared/store/s3"
+	"github.com/sheaf-dev/sheaf/shared/textindex/meili"
+	"github.com/sheaf-dev/sheaf/shared/tools"
+	"github.com/sheaf-dev/sheaf/shared/vault"
+	"github.com/sheaf-dev/sheaf/shared/vectors"
+	"github.com/sheaf-dev/sheaf/shared/vectors/qdrant"
+)
+
+// LambdaMaxWait is how long await_directives may block on Lambda: under API
+// Gateway's 30 s integration limit.
+const LambdaMaxWait = 25 * time.Second
+
+// Cloud is a vault in S3 wired to the cloud adapters: the s3 store, a
+// Meilisearch index, the catalog snapshot under the vault's .sheaf/ prefix
+// (read by the tools through indexer.StoreCatalogs, written by the
+// indexer), and Qdrant plus an embeddings provider when configured.
+type Cloud struct {
+	Vault      *tools.Vault
+	Indexer    *indexer.Indexer
+	Embeddings *indexer.Embeddings // nil without an embeddings provider
+	Store      *s3.Store
+	Root       string // the vault URL, without credentials
+
+	snaps   *indexer.StoreSnapshots
+	loadMu  sync.Mutex
+	loaded  bool
+	vectors vectors.Index
+}
+
+// IsCloud reports whether a --vault value names a cloud vault (s3://).
+func IsCloud(vault string) bool { return strings.HasPrefix(vault, s3.Scheme+"://") }
+
+// OpenCloud wires a cloud vault (--vault s3://bucket/prefix, --search
+// http(s)://meili:7700). It makes no network call: every adapter connects
+// on first use, so a Lambda init stays within a few milliseconds. On Lambda
+// (AWS_LAMBDA_RUNTIME_API set) await_directives is capped at LambdaMaxWait.
+func OpenCloud(ctx context.Context, c *Config, log *slog.Logger) (*Cloud, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	if !IsCloud(c.Vault) {
+		return nil, fmt.Errorf("vault %q: a cloud vault is an s3://bucket/prefix URL", c.Vault)
+	}
+	sc, err := s3.ParseURL(c.Vault)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(c.Search, "http://") && !strings.HasPrefix(c.Search, "https://") {
+		return nil, fmt.Errorf("--search %q: an s3:// vault is searched by Meilisearch: pass --search http(s)://host:7700 (SHEAF_SEARCH)", c.Search)
+	}
+	st, err := s3.Open(ctx, sc)
+	if err != nil {
+		return nil, err
+	}
+	id := c.VaultID
+	if id == "" {
+		id = cloudVaultID(sc)
+	}
+	text, err := meili.Open(ctx, meili.Config{URL: c.Search, APIKey: c.SearchKey, Index: "sheaf-" + id})
+	if err != nil {
+		return nil, err
+	}
+	snaps := &indexer.StoreSnapshots{Store: st}
+	ix := &indexer.Indexer{
+		Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: snaps,
+		MaxNoteBytes: c.MaxNoteBytes, Log: log, KeyPath: st.Path, Bucket: sc.Bucket,
+	}
+	v := &tools.Vault{
+		ID: id, Root: sc.URL(), Store: st, Text: text,
+		Catalogs:       &indexer.StoreCatalogs{Store: st},
+		ImmutablePaths: c.ImmutablePaths, MaxNoteBytes: c.MaxNoteBytes, MaxAttachmentBytes: c.MaxAttachmentBytes,
+		CursorKey: c.CursorKey,
+	}
+	if os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" {
+		v.MaxWait = LambdaMaxWait
+	}
+	cl := &Cloud{Vault: v, Indexer: ix, Store: st, Root: v.Root, snaps: snaps}
+	if err := cl.openEmbeddings(ctx, c, log); err != nil {
+		return nil, err
+	}
+	if v.LLM, v.Reranker, err = c.OpenLLM(); err != nil {
+		return nil, err
+	}
+	return cl, nil
+}
+
+// openEmbeddings wires the embeddings provider and the Qdrant collection
+// when c.EmbedBaseURL is set. The embedded vector index needs a lasting
+// disk, which a cloud deployment does not have.
+func (cl *Cloud) openEmbeddings(ctx context.Context, c *Config, log *slog.Logger) error {
+	if c.EmbedBaseURL == "" {
+		return nil
+	}
+	if c.Vectors == "" || c.Vectors == "embedded" {
+		return errors.New("--vectors: an s3:// vault keeps its vectors in Qdrant: pass --vectors qdrant://host:6334 (SHEAF_VECTORS)")
+	}
+	emb, err := embed.New(embed.Config{BaseURL: c.EmbedBaseURL, Model: c.EmbedModel, APIKey: c.EmbedKey, Dimensions: c.EmbedDimensions})
+	if err != nil {
+		return fmt.Errorf("embeddings: %w", err)
+	}
+	qc, err := qdrant.ParseURL(c.Vectors)
+	if err != nil {
+		return fmt.Errorf("--vectors: %w", err)
+	}
+	if qc.Collection == "" {
+		qc.Collection = "sheaf-" + cl.Vault.ID
+	}
+	if qc.APIKey == "" {
+		qc.APIKey = c.VectorsKey
+	}
+	vec, err := qdrant.Open(ctx, qc)
+	if err != nil {
+		return fmt.Errorf("opening the Qdrant collection %s: %w", qc.Collection, err)
+	}
+	cl.vectors = vec
+	cl.Embeddings = &indexer.Embeddings{Store: cl.Store, Embedder: emb, Vectors: vec, MaxNoteBytes: c.MaxNoteBytes, Log: log}
+	cl.Vault.Embedder, cl.Vault.Vectors, cl.Vault.Embeddings = emb, vec, cl.Embeddings
+	return nil
+}
+
+// cloudVaultID derives the vault id from the prefix's last folder, or the
+// bucket name for a whole bucket.
+func cloudVaultID(sc s3.Config) string {
+	if p := strings.Trim(sc.Prefix, "/"); p != "" {
+		return VaultIDFrom(p)
+	}
+	return VaultIDFrom(sc.Bucket)
+}
+
+// LoadCatalog seeds the indexer's catalog from the saved snapshot, once,
+// before the indexer handles anything: not at init (it reads the bucket).
+// With no snapshot yet the catalog stays empty and the first save creates
+// one. A failed load is tried again by the next call.
+func (cl *Cloud) LoadCatalog(ctx context.Context) error {
+	cl.loadMu.Lock()
+	defer cl.loadMu.Unlock()
+	if cl.loaded {
+		return nil
+	}
+	cat, err := cl.snaps.Load(ctx)
+	if err != nil {
+		return fmt.Errorf("loading the catalog snapshot: %w", err)
+	}
+	if cat != nil {
+		cl.Indexer.Catalog = cat
+	}
+	cl.loaded = true
+	return nil
+}
+
+// RefreshEmbeddings brings the vectors in step with the indexer's catalog
+// (only changed passages are embedded); a no-op without embeddings.
+func (cl *Cloud) RefreshEmbeddings(ctx context.Context) error {
+	if cl.Embeddings == nil {
+		return nil
+	}
+	_, _, err := cl.Embeddings.Refresh(ctx, cl.Indexer.Catalog)
+	return err
+}
+
+// Close releases the vector index's connection.
+func (cl *Cloud) Close() error {
+	if cl.vectors != nil {
+		return cl.vectors.Close()
+	}
+	return nil
+}
