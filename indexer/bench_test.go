@@ -3,6 +3,7 @@ package indexer
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	iofs "io/fs"
 	"net/url"
 	"os"
@@ -102,10 +103,21 @@ func BenchmarkHandleS3Events(b *testing.B) {
 	}); err != nil {
 		b.Fatal(err)
 	}
+	// SQS hands the function up to 10 messages, or up to 10,000 with a
+	// batching window (template.yaml uses 100): every batch costs one
+	// snapshot save, so bigger batches amortise it.
+	for _, size := range []int{10, 100} {
+		b.Run(fmt.Sprintf("batch=%d", size), func(b *testing.B) {
+			benchHandle(b, st, keyPath, prefix, paths, size)
+		})
+	}
+}
+
+func benchHandle(b *testing.B, st store.Store, keyPath func(string) (string, bool), prefix string, paths []string, size int) {
 	var batches [][]byte
-	for i := 0; i < len(paths); i += 10 {
+	for i := 0; i < len(paths); i += size {
 		var bodies []string
-		for _, p := range paths[i:min(i+10, len(paths))] {
+		for _, p := range paths[i:min(i+size, len(paths))] {
 			bodies = append(bodies, string(awsRecord(prefix+p)))
 		}
 		batches = append(batches, sqsBatch(b, bodies...))
