@@ -39,6 +39,7 @@ vet:
 
 unit:
 	$(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -tags sheaf_noqdrant ./shared/config/...
 
 # The race detector over the concurrent parts (indexer, catalog, stores, tools).
 race:

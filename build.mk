@@ -8,9 +8,20 @@ LAMBDA_ARCH    ?= arm64
 LAMBDA_GOARCH  := $(if $(filter x86_64 amd64,$(LAMBDA_ARCH)),amd64,arm64)
 LAMBDA_LDFLAGS ?= -s -w -X main.version=$(or $(VERSION),dev)
 LAMBDA_OUT     ?= bin/lambda
+# Build tags of the functions. lambda.norpc drops the Go 1.x RPC runtime.
+# Add sheaf_noqdrant for a deployment without vectors (no semantic tools, or
+# a vector index reached some other way): it leaves out the Qdrant gRPC client
+# (~13 MB) and brings each bootstrap under 20 MB; such a build refuses
+# SHEAF_VECTORS=qdrant://... with a clear error. Comma- or space-separated:
+#   make build-McpFunction LAMBDA_TAGS=lambda.norpc,sheaf_noqdrant
+LAMBDA_TAGS    ?= lambda.norpc
+# go build wants one comma-separated word.
+LAMBDA_SPACE   := $(subst ,, )
+LAMBDA_COMMA   := ,
+LAMBDA_TAGLIST  = $(subst $(LAMBDA_SPACE),$(LAMBDA_COMMA),$(strip $(LAMBDA_TAGS)))
 ARTIFACTS_DIR  ?= $(LAMBDA_OUT)
 # A static linux binary named bootstrap, for the provided.al2023 runtime.
-LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags lambda.norpc -trimpath -ldflags '$(LAMBDA_LDFLAGS)'
+LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags $(LAMBDA_TAGLIST) -trimpath -ldflags '$(LAMBDA_LDFLAGS)'
 
 .PHONY: build-McpFunction build-IndexerFunction lambda-zips
 

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/config/local"
 	"github.com/sheaf-dev/sheaf/shared/tools"
 )
 
@@ -98,7 +99,7 @@ func vaultFromArgs(cfg *config.Config, args []string) ([]string, error) {
 
 // indexedWithLLM is indexed plus the chat model from --llm-* when the
 // configuration did not wire one.
-func indexedWithLLM(cmd *cobra.Command, cfg *config.Config) (*config.Local, *tools.Server, error) {
+func indexedWithLLM(cmd *cobra.Command, cfg *config.Config) (*local.Vault, *tools.Server, error) {
 	l, s, err := indexed(cmd, cfg)
 	if err != nil {
 		return nil, nil, err

@@ -9,7 +9,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/config/local"
 	"github.com/sheaf-dev/sheaf/shared/tools"
 	"github.com/sheaf-dev/sheaf/shared/vault/vaultgen"
 )
@@ -23,7 +23,7 @@ func indexCmd() *cobra.Command {
 	cfg := withConfig(cmd)
 	quiet := cmd.Flags().Bool("quiet", false, "no progress bar")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		l, err := config.OpenLocal(cmd.Context(), cfg, logger(cfg.LogLevel))
+		l, err := local.Open(cmd.Context(), cfg, logger(cfg.LogLevel))
 		if err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/config/local"
 	"github.com/sheaf-dev/sheaf/shared/tools"
 )
 
@@ -55,9 +56,9 @@ func withConfig(cmd *cobra.Command) *config.Config {
 
 // indexed opens the vault, brings its index up to date and returns the tool
 // server over it, for the commands that answer one question from the shell.
-// The caller closes the returned Local.
-func indexed(cmd *cobra.Command, cfg *config.Config) (*config.Local, *tools.Server, error) {
-	l, err := config.OpenLocal(cmd.Context(), cfg, logger("warn"))
+// The caller closes the returned vault.
+func indexed(cmd *cobra.Command, cfg *config.Config) (*local.Vault, *tools.Server, error) {
+	l, err := local.Open(cmd.Context(), cfg, logger("warn"))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -12,14 +13,24 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/config/local"
 	"github.com/sheaf-dev/sheaf/shared/tools"
 )
 
 func serveCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "serve --vault DIR [--http ADDR]",
+		Use:   "serve --vault DIR|s3://BUCKET/PREFIX [--http ADDR]",
 		Short: "Serve a vault over MCP (stdio by default, or streamable HTTP)",
-		Args:  cobra.NoArgs,
+		Long: `serve answers MCP over stdio, or streamable HTTP with --http.
+
+A folder vault is indexed in the background (SQLite FTS5 under --state) and
+followed for changes unless --no-watch. A cloud vault (--vault
+s3://bucket/prefix?endpoint=..., --search http://meili:7700, optionally
+--vectors qdrant://host:6334) is served from the bucket: the tools read the
+catalog snapshot that the indexer saved there. This server does not index;
+run ` + "`sheaf reconcile`" + ` (with --webhook to follow S3 events) or the indexer
+function beside it.`,
+		Args: cobra.NoArgs,
 	}
 	cfg := withConfig(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -28,13 +39,12 @@ func serveCmd() *cobra.Command {
 		if cfg.HTTP != "" && cfg.Token == "" && !loopback(cfg.HTTP) {
 			return fmt.Errorf("refusing to listen on %s without a token: set --token (SHEAF_TOKEN) or bind 127.0.0.1", cfg.HTTP)
 		}
-		l, err := config.OpenLocal(ctx, cfg, log)
+		v, closeVault, err := openVault(ctx, cfg, log)
 		if err != nil {
 			return err
 		}
-		defer l.Close()
-		l.Start(ctx, cfg.NoWatch)
-		s, err := tools.NewServer(l.Vault)
+		defer closeVault()
+		s, err := tools.NewServer(v)
 		if err != nil {
 			return err
 		}
@@ -59,13 +69,32 @@ func serveCmd() *cobra.Command {
 			defer cancel()
 			_ = hs.Shutdown(sctx)
 		}()
-		log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "vault", l.Root)
+		log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "vault", v.Root)
 		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
 		return nil
 	}
 	return cmd
+}
+
+// openVault wires the vault to serve and returns it with its closer: a
+// cloud vault (s3://) read through the bucket's catalog snapshot, or a
+// folder, which it starts indexing and (unless --no-watch) following.
+func openVault(ctx context.Context, cfg *config.Config, log *slog.Logger) (*tools.Vault, func() error, error) {
+	if config.IsCloud(cfg.Vault) {
+		cl, err := config.OpenCloud(ctx, cfg, log)
+		if err != nil {
+			return nil, nil, err
+		}
+		return cl.Vault, cl.Close, nil
+	}
+	l, err := local.Open(ctx, cfg, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	l.Start(ctx, cfg.NoWatch)
+	return l.Vault, l.Close, nil
 }
 
 // loopback reports whether addr (host:port) binds only a loopback interface.

@@ -17,7 +17,6 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/tools"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 	"github.com/sheaf-dev/sheaf/shared/vectors"
-	"github.com/sheaf-dev/sheaf/shared/vectors/qdrant"
 )
 
 // LambdaMaxWait is how long await_directives may block on Lambda: under API
@@ -112,19 +111,9 @@ func (cl *Cloud) openEmbeddings(ctx context.Context, c *Config, log *slog.Logger
 	if err != nil {
 		return fmt.Errorf("embeddings: %w", err)
 	}
-	qc, err := qdrant.ParseURL(c.Vectors)
+	vec, err := c.OpenQdrant(ctx, cl.Vault.ID)
 	if err != nil {
-		return fmt.Errorf("--vectors: %w", err)
-	}
-	if qc.Collection == "" {
-		qc.Collection = "sheaf-" + cl.Vault.ID
-	}
-	if qc.APIKey == "" {
-		qc.APIKey = c.VectorsKey
-	}
-	vec, err := qdrant.Open(ctx, qc)
-	if err != nil {
-		return fmt.Errorf("opening the Qdrant collection %s: %w", qc.Collection, err)
+		return err
 	}
 	cl.vectors = vec
 	cl.Embeddings = &indexer.Embeddings{Store: cl.Store, Embedder: emb, Vectors: vec, MaxNoteBytes: c.MaxNoteBytes, Log: log}

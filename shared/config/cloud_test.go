@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net"
 	"strings"
@@ -67,6 +68,12 @@ func TestOpenCloudWiring(t *testing.T) {
 		EmbedBaseURL: "http://" + addr + "/v1", EmbedModel: "m",
 		Vectors: "qdrant://" + addr, LLMBaseURL: "http://" + addr + "/v1", LLMModel: "m",
 	}
+	if !hasQdrant {
+		if _, err := OpenCloud(t.Context(), c, quiet); !errors.Is(err, ErrNoQdrant) {
+			t.Fatalf("qdrant:// in a build without Qdrant: %v", err)
+		}
+		c.EmbedBaseURL, c.Vectors = "", ""
+	}
 	cl, err := OpenCloud(t.Context(), c, quiet)
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +92,7 @@ func TestOpenCloudWiring(t *testing.T) {
 	if v.MaxWait != LambdaMaxWait {
 		t.Errorf("MaxWait %v on Lambda, want %v", v.MaxWait, LambdaMaxWait)
 	}
-	if v.Embedder == nil || v.Vectors == nil || v.Embeddings == nil || cl.Embeddings == nil || v.LLM == nil {
+	if v.LLM == nil || hasQdrant && (v.Embedder == nil || v.Vectors == nil || v.Embeddings == nil || cl.Embeddings == nil) {
 		t.Errorf("semantic wiring missing: %+v", v)
 	}
 	if p, ok := cl.Indexer.KeyPath("Team Notes/Wiki/a/b.md"); !ok || p != "a/b.md" {

@@ -48,7 +48,7 @@ type Config struct {
 
 // Flags registers the settings on fs. Call Env after fs.Parse.
 func (c *Config) Flags(fs *pflag.FlagSet) {
-	fs.StringVar(&c.Vault, "vault", "", "the vault: a folder of Markdown notes")
+	fs.StringVar(&c.Vault, "vault", "", "the vault: a folder of Markdown notes, or s3://bucket/prefix?endpoint=...&path_style=true (with --search http://meili:7700)")
 	fs.StringVar(&c.VaultID, "vault-id", "", "the vault's id for the `vault` tool argument (default: from the folder name)")
 	fs.StringVar(&c.State, "state", "", "folder for the index and catalog (default <vault>/.sheaf, or the user cache folder when the vault is read-only)")
 	fs.StringVar(&c.HTTP, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8787) instead of stdio")

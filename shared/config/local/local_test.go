@@ -1,4 +1,4 @@
-package config
+package local
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sheaf-dev/sheaf/shared/config"
 	"github.com/sheaf-dev/sheaf/shared/embed"
 )
 
@@ -39,7 +40,7 @@ func fakeProvider(t *testing.T) string {
 	return srv.URL
 }
 
-func TestOpenLocalWiresEmbeddings(t *testing.T) {
+func TestOpenWiresEmbeddings(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "a.md"), []byte("# A\n\nalpha beta\n"), 0o644); err != nil {
@@ -47,7 +48,7 @@ func TestOpenLocalWiresEmbeddings(t *testing.T) {
 	}
 	log := slog.New(slog.DiscardHandler)
 
-	l, err := OpenLocal(ctx, &Config{Vault: dir}, log)
+	l, err := Open(ctx, &config.Config{Vault: dir}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestOpenLocalWiresEmbeddings(t *testing.T) {
 	}
 	l.Close()
 
-	l, err = OpenLocal(ctx, &Config{Vault: dir, EmbedBaseURL: fakeProvider(t), EmbedModel: "fake"}, log)
+	l, err = Open(ctx, &config.Config{Vault: dir, EmbedBaseURL: fakeProvider(t), EmbedModel: "fake"}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,15 +77,63 @@ func TestOpenLocalWiresEmbeddings(t *testing.T) {
 		t.Errorf("Close should flush the vector index: %v", err)
 	}
 
-	for _, bad := range []Config{
+	for _, bad := range []config.Config{
 		{Vault: dir, EmbedBaseURL: "http://127.0.0.1:1", EmbedModel: "m", Vectors: "milvus://x"},
 		{Vault: dir, EmbedBaseURL: "http://127.0.0.1:1", EmbedModel: "m", Vectors: "qdrant://h/path"},
 		{Vault: dir, EmbedBaseURL: "http://127.0.0.1:1"},
 	} {
-		if _, err := OpenLocal(ctx, &bad, log); err == nil {
+		if _, err := Open(ctx, &bad, log); err == nil {
 			t.Errorf("%+v: want an error", bad)
 		} else if !strings.Contains(err.Error(), "vectors") && !strings.Contains(err.Error(), "qdrant") && !strings.Contains(err.Error(), "embeddings") {
 			t.Errorf("%+v: unclear error %v", bad, err)
 		}
+	}
+}
+
+func TestOpenRefuses(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	for name, c := range map[string]config.Config{
+		"no vault":  {},
+		"cloud":     {Vault: "s3://bucket/notes?region=us-east-1"},
+		"not a dir": {Vault: filepath.Join(t.TempDir(), "missing")},
+	} {
+		if l, err := Open(t.Context(), &c, log); err == nil {
+			l.Close()
+			t.Errorf("%s: Open accepted %+v", name, c)
+		}
+	}
+}
+
+func TestStateDir(t *testing.T) {
+	root := t.TempDir()
+	flag := filepath.Join(t.TempDir(), "state", "deep")
+	if dir, err := stateDir(flag, root); err != nil || dir != flag {
+		t.Errorf("--state: %q, %v", dir, err)
+	}
+	if fi, err := os.Stat(flag); err != nil || !fi.IsDir() {
+		t.Errorf("--state folder not created: %v", err)
+	}
+	if dir, err := stateDir("", root); err != nil || dir != filepath.Join(root, ".sheaf") {
+		t.Errorf("writable vault: %q, %v", dir, err)
+	}
+
+	// A vault where .sheaf cannot be created, even by root: a file stands in
+	// for the folder.
+	ro := filepath.Join(t.TempDir(), "Read Only")
+	if err := os.WriteFile(ro, nil, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv("HOME", cache) // macOS: ~/Library/Caches
+	dir, err := stateDir("", ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(dir, cache) || !strings.Contains(filepath.Base(dir), "read-only-") {
+		t.Errorf("read-only vault: state in %q, want a read-only-<hash> folder under %q", dir, cache)
+	}
+	if again, _ := stateDir("", ro); again != dir {
+		t.Errorf("the cache folder is not stable: %q then %q", dir, again)
 	}
 }

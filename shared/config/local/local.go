@@ -1,4 +1,8 @@
-package config
+// Package local wires a vault folder to the embedded adapters: the fs
+// store, the SQLite FTS5 text index, the embedded vector index and the
+// in-memory catalog kept current by an indexer. It is apart from package
+// config so that the cloud builds (the Lambda functions) do not link SQLite.
+package local
 
 import (
 	"context"
@@ -12,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/sheaf-dev/sheaf/indexer"
+	"github.com/sheaf-dev/sheaf/shared/config"
 	"github.com/sheaf-dev/sheaf/shared/embed"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/textindex/embedded"
@@ -19,12 +24,10 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/vault"
 	"github.com/sheaf-dev/sheaf/shared/vectors"
 	vecembedded "github.com/sheaf-dev/sheaf/shared/vectors/embedded"
-	"github.com/sheaf-dev/sheaf/shared/vectors/qdrant"
 )
 
-// Local is a vault folder wired to the embedded adapters: the fs store, the
-// SQLite FTS5 index and the in-memory catalog, kept current by an indexer.
-type Local struct {
+// Vault is a vault folder wired to the embedded adapters.
+type Vault struct {
 	Vault   *tools.Vault
 	Indexer *indexer.Indexer
 	Root    string // absolute vault folder
@@ -36,14 +39,17 @@ type Local struct {
 	vectors    vectors.Index // nil without embeddings
 }
 
-// OpenLocal opens (or creates) the derived state of a vault folder. It does
-// not index: call Start (background) or Indexer.Sync (foreground).
-func OpenLocal(ctx context.Context, c *Config, log *slog.Logger) (*Local, error) {
+// Open opens (or creates) the derived state of the vault folder c.Vault. It
+// does not index: call Start (background) or Indexer.Sync (foreground).
+func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, error) {
+	if log == nil {
+		log = slog.Default()
+	}
 	if c.Vault == "" {
 		return nil, errors.New("no vault: pass --vault DIR or set SHEAF_VAULT")
 	}
 	if strings.Contains(c.Vault, "://") {
-		return nil, fmt.Errorf("vault %q: only local folders are supported by this build", c.Vault)
+		return nil, fmt.Errorf("vault %q is not a folder: serve a cloud vault with `sheaf serve`, index it with `sheaf reconcile`", c.Vault)
 	}
 	root, err := filepath.Abs(c.Vault)
 	if err != nil {
@@ -72,7 +78,7 @@ func OpenLocal(ctx context.Context, c *Config, log *slog.Logger) (*Local, error)
 	ix := &indexer.Indexer{Store: st, Catalog: cat, Text: text, Snapshots: snaps, MaxNoteBytes: c.MaxNoteBytes, Log: log}
 	id := c.VaultID
 	if id == "" {
-		id = VaultIDFrom(root)
+		id = config.VaultIDFrom(root)
 	}
 	v := &tools.Vault{
 		ID: id, Root: root, Store: st, Text: text, Catalogs: tools.LiveCatalog{C: cat},
@@ -83,7 +89,7 @@ func OpenLocal(ctx context.Context, c *Config, log *slog.Logger) (*Local, error)
 		ImmutablePaths: c.ImmutablePaths, MaxNoteBytes: c.MaxNoteBytes, MaxAttachmentBytes: c.MaxAttachmentBytes,
 		CursorKey: c.CursorKey,
 	}
-	l := &Local{Vault: v, Indexer: ix, Root: root, State: state, text: text}
+	l := &Vault{Vault: v, Indexer: ix, Root: root, State: state, text: text}
 	if err := l.openEmbeddings(ctx, c, log); err != nil {
 		text.Close()
 		return nil, err
@@ -98,7 +104,7 @@ func OpenLocal(ctx context.Context, c *Config, log *slog.Logger) (*Local, error)
 // openEmbeddings wires the embeddings provider and the vector index when
 // c.EmbedBaseURL is set: the embedded index at <state>/vectors.bin, or a
 // Qdrant collection ("sheaf-<vault id>" unless the URL names one).
-func (l *Local) openEmbeddings(ctx context.Context, c *Config, log *slog.Logger) error {
+func (l *Vault) openEmbeddings(ctx context.Context, c *config.Config, log *slog.Logger) error {
 	if c.EmbedBaseURL == "" {
 		return nil
 	}
@@ -117,41 +123,23 @@ func (l *Local) openEmbeddings(ctx context.Context, c *Config, log *slog.Logger)
 }
 
 // openVectors opens the vector index c.Vectors names.
-func openVectors(ctx context.Context, c *Config, state, vaultID string, log *slog.Logger) (vectors.Index, error) {
-	switch v := c.Vectors; {
-	case v == "" || v == "embedded":
-		ix, err := vecembedded.Open(filepath.Join(state, "vectors.bin"))
-		if err != nil {
-			return nil, fmt.Errorf("opening the vector index: %w", err)
-		}
-		if lerr := ix.LoadError(); lerr != nil {
-			log.Warn("vector index unreadable; re-embedding", "err", lerr)
-		}
-		return ix, nil
-	case strings.HasPrefix(v, qdrant.Scheme+"://") || strings.HasPrefix(v, qdrant.TLSScheme+"://"):
-		qc, err := qdrant.ParseURL(v)
-		if err != nil {
-			return nil, err
-		}
-		if qc.Collection == "" {
-			qc.Collection = "sheaf-" + vaultID
-		}
-		if qc.APIKey == "" {
-			qc.APIKey = c.VectorsKey
-		}
-		ix, err := qdrant.Open(ctx, qc)
-		if err != nil {
-			return nil, fmt.Errorf("opening the Qdrant collection %s: %w", qc.Collection, err)
-		}
-		return ix, nil
-	default:
-		return nil, fmt.Errorf("--vectors %q: want embedded or qdrant://host:6334 (qdrants:// for TLS)", v)
+func openVectors(ctx context.Context, c *config.Config, state, vaultID string, log *slog.Logger) (vectors.Index, error) {
+	if c.Vectors != "" && c.Vectors != "embedded" {
+		return c.OpenQdrant(ctx, vaultID)
 	}
+	ix, err := vecembedded.Open(filepath.Join(state, "vectors.bin"))
+	if err != nil {
+		return nil, fmt.Errorf("opening the vector index: %w", err)
+	}
+	if lerr := ix.LoadError(); lerr != nil {
+		log.Warn("vector index unreadable; re-embedding", "err", lerr)
+	}
+	return ix, nil
 }
 
 // Start reconciles the vault in the background and then, unless noWatch,
 // follows changes until ctx ends. It returns at once.
-func (l *Local) Start(ctx context.Context, noWatch bool) {
+func (l *Vault) Start(ctx context.Context, noWatch bool) {
 	go func() {
 		if _, err := l.Indexer.Sync(ctx, nil); err != nil && ctx.Err() == nil {
 			l.Indexer.Log.Error("indexing the vault", "err", err)
@@ -177,7 +165,7 @@ func (l *Local) Start(ctx context.Context, noWatch bool) {
 }
 
 // Close saves the catalog and closes the indexes.
-func (l *Local) Close() error {
+func (l *Vault) Close() error {
 	serr := l.Indexer.Save(context.Background())
 	var verr error
 	if l.vectors != nil {
@@ -201,10 +189,11 @@ func stateDir(flag, root string) (string, error) {
 		return "", fmt.Errorf("the vault is read-only and there is no cache folder: pass --state: %w", err)
 	}
 	sum := sha256.Sum256([]byte(root))
-	dir = filepath.Join(cache, "sheaf", VaultIDFrom(root)+"-"+hex.EncodeToString(sum[:4]))
+	dir = filepath.Join(cache, "sheaf", config.VaultIDFrom(root)+"-"+hex.EncodeToString(sum[:4]))
 	return dir, os.MkdirAll(dir, 0o755)
 }
 
+// writable reports whether files can be created in dir, creating it.
 func writable(dir string) bool {
 	if os.MkdirAll(dir, 0o755) != nil {
 		return false

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
+)
+
+// sampleCloudVault uploads infra/sample-vault, and the oversized attachment
+// the conformance suite expects, through the S3 API under the vault's
+// prefix, then indexes it with `sheaf reconcile`.
+func sampleCloudVault(t *testing.T) *cloudVault {
+	t.Helper()
+	v := newCloudVault(t, "")
+	root := "../../infra/sample-vault"
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		v.put(t, filepath.ToSlash(rel), string(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("uploading the sample vault: %v", err)
+	}
+	v.put(t, "assets/huge.bin", string(make([]byte, toolstest.HugeAttachmentBytes)))
+	if out, err := v.command().CombinedOutput(); err != nil {
+		t.Fatalf("reconcile: %v\n%s", err, out)
+	}
+	return v
+}
+
+// cloudStdioSession starts `sheaf serve` over stdio on the cloud vault.
+func cloudStdioSession(t testing.TB, v *cloudVault) *mcp.ClientSession {
+	cmd := exec.Command(bin, "serve", "--vault", v.s3.URL("vault", "notes"), "--search", v.meili.URL, "--log-level", "warn")
+	cmd.Env = append(os.Environ(), v.s3.Env()...)
+	cmd.Stderr = os.Stderr
+	return connect(t, &mcp.CommandTransport{Command: cmd})
+}
+
+// TestConformanceCloudStdio runs the whole MCP conformance suite against
+// `sheaf serve --vault s3://... --search <meilisearch>`, over versitygw and
+// the Meilisearch fake, after a `sheaf reconcile`: the server reads the
+// catalog snapshot the reconcile saved in the bucket.
+func TestConformanceCloudStdio(t *testing.T) {
+	v := sampleCloudVault(t)
+	toolstest.Run(t, func(t *testing.T) *mcp.ClientSession { return cloudStdioSession(t, v) })
+}
+
+// TestServeCloudRefuses: a cloud vault needs Meilisearch, and with
+// embeddings, Qdrant.
+func TestServeCloudRefuses(t *testing.T) {
+	for name, args := range map[string][]string{
+		"embedded search":  {"--search", "embedded"},
+		"embedded vectors": {"--search", "http://127.0.0.1:1", "--embed-base-url", "http://127.0.0.1:1/v1", "--embed-model", "m", "--vectors", "embedded"},
+	} {
+		cmd := exec.Command(bin, append([]string{"serve", "--vault", "s3://b/p?region=us-east-1"}, args...)...)
+		cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=a", "AWS_SECRET_ACCESS_KEY=b")
+		if out, err := cmd.CombinedOutput(); err == nil {
+			t.Errorf("%s: accepted:\n%s", name, out)
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build sheaf_noqdrant
+
+package config
+
+const hasQdrant = false
