@@ -67,11 +67,9 @@ type Indexer struct {
 	touched    map[string]uint64 // path -> generation of its last change, until saved
 	touchedAll uint64            // generation of a Sync not saved yet (0: none)
 
-	state   atomic.Value // string
-	done    atomic.Int64
-	total   atomic.Int64
-	probMu  sync.Mutex
-	problem map[string]string // path -> why it was skipped or degraded
+	state atomic.Value // string
+	done  atomic.Int64
+	total atomic.Int64
 }
 
 // Status is the indexer's progress, for get_vault_info and the CLI.
@@ -79,7 +77,7 @@ type Status struct {
 	State    string            // "starting", "indexing", "ready"
 	Done     int               // notes processed in the current or last pass
 	Total    int               // notes to process in it
-	Problems map[string]string // path -> reason (skipped or degraded files)
+	Problems map[string]string // path -> reason (skipped or degraded files), from the Catalog
 }
 
 // Status reports progress; safe to call at any time.
@@ -88,13 +86,7 @@ func (ix *Indexer) Status() Status {
 	if st == "" {
 		st = "starting"
 	}
-	ix.probMu.Lock()
-	probs := make(map[string]string, len(ix.problem))
-	for k, v := range ix.problem {
-		probs[k] = v
-	}
-	ix.probMu.Unlock()
-	return Status{State: st, Done: int(ix.done.Load()), Total: int(ix.total.Load()), Problems: probs}
+	return Status{State: st, Done: int(ix.done.Load()), Total: int(ix.total.Load()), Problems: ix.Catalog.Problems()}
 }
 
 func (ix *Indexer) log() *slog.Logger {
@@ -111,16 +103,12 @@ func (ix *Indexer) maxNote() int64 {
 	return DefaultMaxNoteBytes
 }
 
+// setProblem records (why != "") or clears the problem of path in the
+// Catalog, so the snapshot carries it to stateless readers; a change is
+// saved by the next Save like any other.
 func (ix *Indexer) setProblem(path, why string) {
-	ix.probMu.Lock()
-	defer ix.probMu.Unlock()
-	if ix.problem == nil {
-		ix.problem = map[string]string{}
-	}
-	if why == "" {
-		delete(ix.problem, path)
-	} else {
-		ix.problem[path] = why
+	if ix.Catalog.SetProblem(path, why) {
+		ix.changed(path)
 	}
 }
 
@@ -258,7 +246,7 @@ func (ix *Indexer) syncLocked(ctx context.Context, progress func(done, total int
 		}
 	}
 	// Notes that were skipped stay out of both indexes.
-	for p := range ix.Status().Problems {
+	for p := range ix.Catalog.Problems() {
 		if !seen[p] {
 			ix.setProblem(p, "")
 		}
@@ -416,6 +404,7 @@ func (ix *Indexer) load(ctx context.Context, path string) (*parsed, error) {
 	data, obj, err := ix.Store.Get(ctx, path, ix.maxNote())
 	switch {
 	case errors.Is(err, store.ErrNotFound):
+		ix.setProblem(path, "")
 		return nil, nil
 	case errors.Is(err, store.ErrTooLarge):
 		ix.setProblem(path, fmt.Sprintf("too large: over %d bytes, not indexed", ix.maxNote()))
@@ -426,22 +415,22 @@ func (ix *Indexer) load(ctx context.Context, path string) (*parsed, error) {
 		}
 		return nil, err
 	}
+	why := "" // the problem of a degraded note; none clears an old one
 	switch cerr := vault.Check(data); {
 	case errors.Is(cerr, vault.ErrBinary):
 		ix.setProblem(path, "binary content in a .md file, not indexed")
 		return nil, cerr
 	case errors.Is(cerr, vault.ErrInvalidUTF8):
-		ix.setProblem(path, "invalid UTF-8: indexed with replacement characters")
-	default:
-		ix.setProblem(path, "")
+		why = "invalid UTF-8: indexed with replacement characters"
 	}
 	p := vault.Parse(obj.Path, data)
 	sum := sha256.Sum256(data)
 	n := p.Note
 	n.Size, n.Modified, n.ETag, n.Hash = obj.Size, obj.Modified.UTC(), obj.ETag, hex.EncodeToString(sum[:])
 	if n.FrontmatterError != "" {
-		ix.setProblem(path, "frontmatter: "+n.FrontmatterError)
+		why = "frontmatter: " + n.FrontmatterError
 	}
+	ix.setProblem(path, why)
 	return &parsed{note: n, doc: DocOf(&n, p)}, nil
 }
 
@@ -465,8 +454,9 @@ func attachmentOf(o store.Object) vault.Attachment {
 // Apply treats an event for path as a hint: it looks at the object now and
 // indexes it, or removes it when it is gone. Paths under hidden folders
 // (Sheaf's own .sheaf/ among them) are ignored. A note that cannot be
-// indexed (binary, too large) is taken out of both indexes, recorded in
-// Status().Problems, and its error returned (see IsPermanent).
+// indexed (binary, too large) is taken out of both indexes, recorded in the
+// Catalog's problems (and Status().Problems), and its error returned (see
+// IsPermanent). Its problem is cleared when it indexes cleanly or is gone.
 func (ix *Indexer) Apply(ctx context.Context, path string) error {
 	clean, err := store.CleanPath(path)
 	if err != nil {
@@ -552,6 +542,9 @@ func (ix *Indexer) applyLocked(ctx context.Context, paths []string) []error {
 		case st.remove:
 			ix.Catalog.Remove(st.path)
 			ix.Catalog.RemoveAttachment(st.path)
+			if st.err == nil { // gone, not unindexable
+				ix.setProblem(st.path, "")
+			}
 			// A change even when this catalog did not hold the path: the
 			// saved snapshot, written by another indexer, may.
 			ix.changed(st.path)
@@ -754,6 +747,15 @@ func replaceCatalog(dst, src *vault.Catalog) {
 	for _, a := range dst.Attachments() {
 		if !keep[a.Path] {
 			dst.RemoveAttachment(a.Path)
+		}
+	}
+	theirs := src.Problems()
+	for p, why := range theirs {
+		dst.SetProblem(p, why)
+	}
+	for p := range dst.Problems() {
+		if _, ok := theirs[p]; !ok {
+			dst.SetProblem(p, "")
 		}
 	}
 	dst.SetIndexedAt(src.IndexedAt())

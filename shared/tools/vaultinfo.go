@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"time"
 
@@ -107,7 +108,11 @@ func (s *Server) VaultInfo(ctx context.Context, in vaultInfoIn) (*vaultInfoOut, 
 		st = v.Status()
 	}
 	out.Liveness.Indexing, out.Liveness.IndexedNotes, out.Liveness.NotesToIndex = st.State, st.Done, st.Total
-	for p, why := range st.Problems {
+	// The catalog carries the problems the indexer recorded (in the cloud,
+	// through its snapshot); a live indexer's own report wins per path.
+	probs := cat.Problems()
+	maps.Copy(probs, st.Problems)
+	for p, why := range probs {
 		out.Problems = append(out.Problems, Problem{Path: p, Reason: why})
 	}
 	sort.Slice(out.Problems, func(i, j int) bool { return out.Problems[i].Path < out.Problems[j].Path })

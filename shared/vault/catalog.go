@@ -184,6 +184,8 @@ type Catalog struct {
 	atts     map[string]Attachment
 	attKeys  index // LinkKey(path) -> attachment paths
 	attBases index // last segment of LinkKey(path) -> attachment paths
+
+	problems map[string]string // path -> why the file is skipped or degraded
 }
 
 // NewCatalog returns an empty Catalog.
@@ -207,6 +209,7 @@ func newCatalog(notes, atts int) *Catalog {
 		atts:     make(map[string]Attachment, atts),
 		attKeys:  make(index, atts),
 		attBases: make(index, atts),
+		problems: map[string]string{},
 	}
 }
 
@@ -389,6 +392,43 @@ func (c *Catalog) SetIndexedAt(t time.Time) {
 	defer c.mu.Unlock()
 	c.indexedAt = t
 	c.gen++
+}
+
+// SetProblem records why the file at path was skipped or only partly
+// indexed (binary, too large, invalid UTF-8, bad frontmatter); why == ""
+// clears it. It reports whether anything changed. Problems are about files,
+// not notes: removing a note (often done because it cannot be indexed)
+// keeps its problem, and whoever sees the file vanish or index cleanly
+// clears it. An empty path is ignored.
+func (c *Catalog) SetProblem(p, why string) bool {
+	p = norm.NFC.String(p)
+	if p == "" {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old, had := c.problems[p]
+	switch {
+	case why == "" && !had, had && old == why:
+		return false
+	case why == "":
+		delete(c.problems, p)
+	default:
+		c.problems[p] = why
+	}
+	c.gen++
+	return true
+}
+
+// Problems returns a copy of the recorded problems, path -> why.
+func (c *Catalog) Problems() map[string]string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make(map[string]string, len(c.problems))
+	for p, why := range c.problems {
+		out[p] = why
+	}
+	return out
 }
 
 // Generation counts mutations; it changes whenever the Catalog does.

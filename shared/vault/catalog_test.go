@@ -109,6 +109,41 @@ func TestGeneration(t *testing.T) {
 	}
 }
 
+func TestProblems(t *testing.T) {
+	c := NewCatalog()
+	c.Upsert(note("Café.md"))
+	g := c.Generation()
+	if !c.SetProblem("Cafe\u0301.md", "frontmatter: bad") || !c.SetProblem("bin.md", "binary") {
+		t.Fatal("SetProblem reported no change")
+	}
+	if c.SetProblem("bin.md", "binary") || c.SetProblem("gone.md", "") || c.SetProblem("", "why") {
+		t.Error("a no-op SetProblem reported a change")
+	}
+	if got := c.Generation() - g; got != 2 {
+		t.Errorf("generation moved by %d, want 2 (no-ops do not count)", got)
+	}
+	want := map[string]string{"Café.md": "frontmatter: bad", "bin.md": "binary"}
+	got := c.Problems()
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Problems = %q, want %q", got, want)
+	}
+	got["other.md"] = "mutating the copy"
+	if len(c.Problems()) != 2 {
+		t.Error("Problems returned the catalog's own map")
+	}
+	// Removing the note keeps its problem: the file is still there.
+	c.Remove("Café.md")
+	if _, ok := c.Problems()["Café.md"]; !ok {
+		t.Error("Remove cleared the problem")
+	}
+	if !c.SetProblem("bin.md", "too large") || c.Problems()["bin.md"] != "too large" {
+		t.Error("SetProblem did not replace the reason")
+	}
+	if !c.SetProblem("Café.md", "") || !c.SetProblem("bin.md", "") || len(c.Problems()) != 0 {
+		t.Errorf("problems after clearing = %q", c.Problems())
+	}
+}
+
 func TestByID(t *testing.T) {
 	n1, n2, n3 := note("one.md"), note("two.md"), note("three.md")
 	n1.ID = "3F2504E0-4F89-11D3-9A0C-0305E82C3301"
@@ -231,6 +266,7 @@ func TestConcurrentReadersAndWriter(t *testing.T) {
 				c.Tags("")
 				c.ResolveTarget("n0.md", "n5")
 				c.Notes()
+				c.Problems()
 			}
 		})
 	}
@@ -241,6 +277,9 @@ func TestConcurrentReadersAndWriter(t *testing.T) {
 		c.Upsert(n)
 		if i%7 == 0 {
 			c.Remove(p)
+			c.SetProblem(p, "removed")
+		} else {
+			c.SetProblem(p, "")
 		}
 	}
 	close(stop)

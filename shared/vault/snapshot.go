@@ -20,14 +20,23 @@ import (
 )
 
 // Snapshot format: a gzip stream of JSON lines. The first line is the
-// header; then one line per note, then one per attachment.
+// header; then one line per note, one per attachment, and (since version 2)
+// one per problem ({"path", "reason"}).
+//
+// WriteSnapshot writes SnapshotVersion; ReadSnapshot also reads version 1
+// (no problems section), so handlers keep serving a snapshot written before
+// an upgrade until the indexer next saves. Version 1 readers refuse version
+// 2 with ErrSnapshotVersion and rebuild, instead of failing on the extra
+// lines.
 const (
 	SnapshotFormat  = "sheaf-catalog"
-	SnapshotVersion = 1
+	SnapshotVersion = 2
+
+	minSnapshotVersion = 1
 )
 
 // ErrSnapshotVersion is wrapped by ReadSnapshot when the snapshot was written
-// by a different format version; the caller should rebuild the catalog.
+// by a format version it cannot read; the caller should rebuild the catalog.
 var ErrSnapshotVersion = errors.New("vault: unsupported catalog snapshot version")
 
 type snapshotHeader struct {
@@ -37,12 +46,20 @@ type snapshotHeader struct {
 	Written     time.Time `json:"written"`
 	Notes       int       `json:"notes"`
 	Attachments int       `json:"attachments"`
+	Problems    int       `json:"problems"`
+}
+
+// snapshotProblem is one problem line.
+type snapshotProblem struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
 }
 
 // maxHeaderLine bounds the header line, which is a few hundred bytes.
 const maxHeaderLine = 64 << 10
 
-// WriteSnapshot writes the catalog's notes, attachments and index time.
+// WriteSnapshot writes the catalog's notes, attachments, problems and index
+// time.
 // Indexes are not written; ReadSnapshot rebuilds them.
 func (c *Catalog) WriteSnapshot(w io.Writer) error {
 	c.mu.RLock()
@@ -54,13 +71,18 @@ func (c *Catalog) WriteSnapshot(w io.Writer) error {
 	for _, a := range c.atts {
 		atts = append(atts, a)
 	}
+	probs := make([]snapshotProblem, 0, len(c.problems))
+	for p, why := range c.problems {
+		probs = append(probs, snapshotProblem{Path: p, Reason: why})
+	}
 	h := snapshotHeader{
 		Format: SnapshotFormat, Version: SnapshotVersion, IndexedAt: c.indexedAt,
-		Written: time.Now().UTC(), Notes: len(notes), Attachments: len(atts),
+		Written: time.Now().UTC(), Notes: len(notes), Attachments: len(atts), Problems: len(probs),
 	}
 	c.mu.RUnlock()
 	slices.SortFunc(notes, func(a, b *Note) int { return strings.Compare(a.Path, b.Path) })
 	slices.SortFunc(atts, func(a, b Attachment) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(probs, func(a, b snapshotProblem) int { return strings.Compare(a.Path, b.Path) })
 
 	zw, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
 	if err != nil {
@@ -82,6 +104,11 @@ func (c *Catalog) WriteSnapshot(w io.Writer) error {
 			return fmt.Errorf("vault: write snapshot attachment %q: %w", a.Path, err)
 		}
 	}
+	for _, p := range probs {
+		if err := enc.Encode(p); err != nil {
+			return fmt.Errorf("vault: write snapshot problem %q: %w", p.Path, err)
+		}
+	}
 	if err := bw.Flush(); err != nil {
 		return err
 	}
@@ -89,8 +116,8 @@ func (c *Catalog) WriteSnapshot(w io.Writer) error {
 }
 
 // ReadSnapshot loads a catalog written by WriteSnapshot and rebuilds its
-// indexes. A snapshot of another version gives an error wrapping
-// ErrSnapshotVersion.
+// indexes. A version 1 snapshot loads with no problems; one of a version
+// it cannot read gives an error wrapping ErrSnapshotVersion.
 func ReadSnapshot(r io.Reader) (*Catalog, error) {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
@@ -102,7 +129,6 @@ func ReadSnapshot(r io.Reader) (*Catalog, error) {
 
 // readSnapshot reads the decompressed snapshot stream.
 func readSnapshot(br *bufio.Reader) (*Catalog, error) {
-
 	line, err := readLine(br, maxHeaderLine)
 	if err != nil {
 		return nil, fmt.Errorf("vault: read snapshot header: %w", err)
@@ -111,10 +137,10 @@ func readSnapshot(br *bufio.Reader) (*Catalog, error) {
 	if err := json.Unmarshal(line, &h); err != nil || h.Format != SnapshotFormat {
 		return nil, fmt.Errorf("vault: not a catalog snapshot")
 	}
-	if h.Version != SnapshotVersion {
-		return nil, fmt.Errorf("%w: got %d, want %d", ErrSnapshotVersion, h.Version, SnapshotVersion)
+	if h.Version < minSnapshotVersion || h.Version > SnapshotVersion {
+		return nil, fmt.Errorf("%w: got %d, want %d to %d", ErrSnapshotVersion, h.Version, minSnapshotVersion, SnapshotVersion)
 	}
-	if h.Notes < 0 || h.Attachments < 0 {
+	if h.Notes < 0 || h.Attachments < 0 || h.Problems < 0 || h.Version < 2 && h.Problems != 0 {
 		return nil, fmt.Errorf("vault: corrupt snapshot header")
 	}
 
@@ -145,6 +171,17 @@ func readSnapshot(br *bufio.Reader) (*Catalog, error) {
 		}
 		a.Path = norm.NFC.String(a.Path)
 		c.upsertAttachmentLocked(a)
+	}
+	for i := range h.Problems {
+		line, err := readLine(br, -1)
+		if err != nil {
+			return nil, fmt.Errorf("vault: read snapshot problem %d: %w", i, err)
+		}
+		var p snapshotProblem
+		if err := json.Unmarshal(line, &p); err != nil || p.Path == "" || p.Reason == "" {
+			return nil, fmt.Errorf("vault: corrupt snapshot problem %d", i)
+		}
+		c.problems[norm.NFC.String(p.Path)] = p.Reason
 	}
 	if _, err := br.ReadByte(); err != io.EOF {
 		return nil, fmt.Errorf("vault: snapshot has trailing data")

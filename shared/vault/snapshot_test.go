@@ -29,6 +29,8 @@ func sampleCatalog() *Catalog {
 	c := catalogOf(n, note("Other.md", wl("Café", 1)))
 	c.UpsertAttachment(Attachment{Path: "assets/pic.png", Size: 9, Modified: mod})
 	c.SetIndexedAt(mod)
+	c.SetProblem("binary.md", "binary content in a .md file, not indexed")
+	c.SetProblem("Inbox/Café.md", "frontmatter: yaml: line 2: did not find expected key")
 	return c
 }
 
@@ -50,6 +52,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 	if !got.IndexedAt().Equal(c.IndexedAt()) {
 		t.Errorf("IndexedAt = %v", got.IndexedAt())
+	}
+	if !reflect.DeepEqual(got.Problems(), c.Problems()) || len(got.Problems()) != 2 {
+		t.Errorf("problems = %v, want %v", got.Problems(), c.Problems())
 	}
 	// Indexes are rebuilt.
 	if bs := got.Backlinks("Inbox/Café.md"); len(bs) != 1 || bs[0].Source != "Other.md" {
@@ -77,6 +82,77 @@ func TestSnapshotEmpty(t *testing.T) {
 	}
 }
 
+// Problems are written sorted, NFC, and keyed like notes.
+func TestSnapshotProblems(t *testing.T) {
+	c := NewCatalog()
+	c.SetProblem("z.md", "too large: over 16 bytes, not indexed")
+	c.SetProblem("Cafe\u0301/a.md", "invalid UTF-8: indexed with replacement characters \xff")
+	c.SetProblem("a.md", "unreadable: boom")
+	var buf bytes.Buffer
+	if err := c.WriteSnapshot(&buf); err != nil {
+		t.Fatal(err)
+	}
+	zr, _ := gzip.NewReader(bytes.NewReader(buf.Bytes()))
+	var plain bytes.Buffer
+	plain.ReadFrom(zr)
+	lines := strings.Split(strings.TrimSuffix(plain.String(), "\n"), "\n")
+	if len(lines) != 4 || !strings.Contains(lines[0], `"version":2`) || !strings.Contains(lines[0], `"problems":3`) {
+		t.Fatalf("snapshot lines = %q", lines)
+	}
+	for i, want := range []string{"Café/a.md", "a.md", "z.md"} {
+		var p snapshotProblem
+		if err := json.Unmarshal([]byte(lines[i+1]), &p); err != nil || p.Path != want {
+			t.Errorf("line %d = %s, want the problem of %q", i+1, lines[i+1], want)
+		}
+	}
+	got, err := ReadSnapshot(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"Café/a.md": "invalid UTF-8: indexed with replacement characters \ufffd", // JSON cannot carry the raw byte
+		"a.md":      "unreadable: boom",
+		"z.md":      "too large: over 16 bytes, not indexed",
+	}
+	if !reflect.DeepEqual(got.Problems(), want) {
+		t.Errorf("problems = %q, want %q", got.Problems(), want)
+	}
+}
+
+// A version 1 snapshot (no problems section) still loads, with no problems.
+func TestSnapshotVersion1(t *testing.T) {
+	c := sampleCatalog()
+	for p := range c.Problems() {
+		c.SetProblem(p, "")
+	}
+	var buf bytes.Buffer
+	if err := c.WriteSnapshot(&buf); err != nil {
+		t.Fatal(err)
+	}
+	zr, _ := gzip.NewReader(bytes.NewReader(buf.Bytes()))
+	var plain bytes.Buffer
+	plain.ReadFrom(zr)
+	v1 := strings.Replace(plain.String(), `"version":2,`, `"version":1,`, 1)
+	v1 = strings.Replace(v1, `,"problems":0}`, `}`, 1)
+	if v1 == plain.String() {
+		t.Fatal("could not rewrite the header as version 1")
+	}
+	got, err := ReadSnapshot(gz(v1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Notes(), c.Notes()) || len(got.Attachments()) != 1 {
+		t.Errorf("version 1 snapshot loaded %d notes, %d attachments", got.Len(), len(got.Attachments()))
+	}
+	if p := got.Problems(); p == nil || len(p) != 0 {
+		t.Errorf("problems = %#v, want empty", p)
+	}
+	got.SetProblem("x.md", "why") // the loaded catalog takes problems
+	if len(got.Problems()) != 1 {
+		t.Error("SetProblem after loading a version 1 snapshot did not stick")
+	}
+}
+
 func gz(s string) *bytes.Buffer {
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.NoCompression)
@@ -86,12 +162,14 @@ func gz(s string) *bytes.Buffer {
 }
 
 func TestSnapshotVersionMismatch(t *testing.T) {
-	_, err := ReadSnapshot(gz(`{"format":"sheaf-catalog","version":2,"notes":0,"attachments":0}` + "\n"))
-	if !errors.Is(err, ErrSnapshotVersion) {
-		t.Fatalf("err = %v, want ErrSnapshotVersion", err)
+	for _, v := range []int{0, SnapshotVersion + 1} {
+		_, err := ReadSnapshot(gz(fmt.Sprintf(`{"format":"sheaf-catalog","version":%d,"notes":0,"attachments":0}`, v) + "\n"))
+		if !errors.Is(err, ErrSnapshotVersion) {
+			t.Fatalf("version %d: err = %v, want ErrSnapshotVersion", v, err)
+		}
 	}
 	// A future version's body need not parse: the header decides first.
-	_, err = ReadSnapshot(gz(`{"format":"sheaf-catalog","version":3,"notes":1}` + "\n<binary>\n"))
+	_, err := ReadSnapshot(gz(fmt.Sprintf(`{"format":"sheaf-catalog","version":%d,"notes":1}`, SnapshotVersion+1) + "\n<binary>\n"))
 	if !errors.Is(err, ErrSnapshotVersion) {
 		t.Fatalf("err = %v, want ErrSnapshotVersion", err)
 	}
@@ -120,6 +198,13 @@ func TestSnapshotCorrupt(t *testing.T) {
 		"trailing data":     gz(text + "{}\n"),
 		"negative counts":   gz(`{"format":"sheaf-catalog","version":1,"notes":-1}` + "\n"),
 		"huge count":        gz(`{"format":"sheaf-catalog","version":1,"notes":1000000000000}` + "\n"),
+		"negative problems": gz(`{"format":"sheaf-catalog","version":2,"problems":-1}` + "\n"),
+		"huge problems":     gz(`{"format":"sheaf-catalog","version":2,"problems":1000000000000}` + "\n"),
+		"v1 with problems":  gz(`{"format":"sheaf-catalog","version":1,"problems":1}` + "\n" + `{"path":"a.md","reason":"x"}` + "\n"),
+		"missing problem":   gz(strings.Join(lines[:len(lines)-2], "")),
+		"problem, no path":  gz(strings.Join(lines[:len(lines)-2], "") + `{"reason":"x"}` + "\n"),
+		"problem, no why":   gz(strings.Join(lines[:len(lines)-2], "") + `{"path":"a.md"}` + "\n"),
+		"corrupt problem":   gz(strings.Join(lines[:len(lines)-2], "") + `{"path":5}` + "\n"),
 	} {
 		if _, err := ReadSnapshot(in); err == nil {
 			t.Errorf("%s: no error", name)
@@ -313,6 +398,17 @@ func FuzzReadSnapshot(f *testing.F) {
 		c, err := readSnapshot(bufio.NewReader(bytes.NewReader(data)))
 		if err != nil {
 			return
+		}
+		var out bytes.Buffer
+		if err := c.WriteSnapshot(&out); err != nil {
+			t.Fatalf("accepted snapshot does not write back: %v", err)
+		}
+		again, err := ReadSnapshot(&out)
+		if err != nil {
+			t.Fatalf("accepted snapshot does not read back: %v", err)
+		}
+		if again.Len() != c.Len() || len(again.Problems()) != len(c.Problems()) {
+			t.Fatalf("round trip: %d notes, %d problems; want %d, %d", again.Len(), len(again.Problems()), c.Len(), len(c.Problems()))
 		}
 		for _, n := range c.Notes() {
 			c.Outgoing(n.Path)

@@ -1,0 +1,101 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/sheaf-dev/sheaf/shared/store/fs"
+	"github.com/sheaf-dev/sheaf/shared/vault"
+)
+
+// infoServer serves a vault over cat with the given Status (nil: none, as
+// the stateless cloud handlers have).
+func infoServer(t *testing.T, cat *vault.Catalog, status func() IndexStatus) *Server {
+	t.Helper()
+	st, err := fs.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewServer(&Vault{ID: "test", Store: st, Catalogs: LiveCatalog{C: cat}, Status: status})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Without a live indexer, the problems come from the catalog (its snapshot).
+func TestVaultInfoProblemsFromCatalog(t *testing.T) {
+	cat := vault.NewCatalog()
+	cat.Upsert(vault.Note{Path: "bad-utf8.md"})
+	cat.SetProblem("bad-utf8.md", "invalid UTF-8: indexed with replacement characters")
+	cat.SetProblem("binary.md", "binary content in a .md file, not indexed")
+	info, err := infoServer(t, cat, nil).VaultInfo(context.Background(), vaultInfoIn{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Problem{
+		{Path: "bad-utf8.md", Reason: "invalid UTF-8: indexed with replacement characters"},
+		{Path: "binary.md", Reason: "binary content in a .md file, not indexed"},
+	}
+	if !reflect.DeepEqual(info.Problems, want) {
+		t.Errorf("problems = %+v, want %+v", info.Problems, want)
+	}
+	if info.Liveness.Indexing != "ready" || info.NoteCount != 1 {
+		t.Errorf("liveness %+v, notes %d", info.Liveness, info.NoteCount)
+	}
+	// The wire shape: a list of {path, reason}, sorted by path.
+	raw, _ := json.Marshal(info)
+	if !strings.Contains(string(raw), `"problems":[{"path":"bad-utf8.md","reason":"invalid UTF-8: indexed with replacement characters"},{"path":"binary.md",`) {
+		t.Errorf("JSON = %s", raw)
+	}
+
+	// None: the field is left out.
+	cat.SetProblem("bad-utf8.md", "")
+	cat.SetProblem("binary.md", "")
+	info, _ = infoServer(t, cat, nil).VaultInfo(context.Background(), vaultInfoIn{})
+	if raw, _ := json.Marshal(info); strings.Contains(string(raw), "problems") {
+		t.Errorf("no problems, yet JSON = %s", raw)
+	}
+}
+
+// A live indexer's report is merged over the catalog's, path by path.
+func TestVaultInfoProblemsWithStatus(t *testing.T) {
+	cat := vault.NewCatalog()
+	cat.SetProblem("a.md", "from the catalog")
+	cat.SetProblem("b.md", "stale reason")
+	status := func() IndexStatus {
+		return IndexStatus{State: "indexing", Done: 1, Total: 3, Problems: map[string]string{"b.md": "live reason", "c.md": "too large"}}
+	}
+	info, err := infoServer(t, cat, status).VaultInfo(context.Background(), vaultInfoIn{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Problem{{"a.md", "from the catalog"}, {"b.md", "live reason"}, {"c.md", "too large"}}
+	if !reflect.DeepEqual(info.Problems, want) {
+		t.Errorf("problems = %+v, want %+v", info.Problems, want)
+	}
+	if info.Liveness.Indexing != "indexing" || info.Liveness.IndexedNotes != 1 || info.Liveness.NotesToIndex != 3 {
+		t.Errorf("liveness = %+v", info.Liveness)
+	}
+	if len(cat.Problems()) != 2 {
+		t.Errorf("reporting changed the catalog: %v", cat.Problems())
+	}
+}
+
+func TestVaultInfoProblemsCapped(t *testing.T) {
+	cat := vault.NewCatalog()
+	for i := range 120 {
+		cat.SetProblem(fmt.Sprintf("n%03d.md", i), "binary")
+	}
+	info, err := infoServer(t, cat, nil).VaultInfo(context.Background(), vaultInfoIn{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Problems) != 50 || info.Problems[0].Path != "n000.md" || info.Problems[49].Path != "n049.md" {
+		t.Errorf("%d problems, first %+v", len(info.Problems), info.Problems[:1])
+	}
+}
