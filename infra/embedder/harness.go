@@ -25,6 +25,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sheaf-dev/sheaf/shared/testbin"
 )
 
 const (
@@ -69,10 +71,7 @@ func StartWith(t testing.TB, o Options) string {
 		err = installed()
 	}
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
+		testbin.Missing(t, err)
 	}
 	cmd := exec.Command(node, "server.mjs", "--host", "127.0.0.1", "--port", "0")
 	cmd.Dir = Dir()
@@ -163,17 +162,11 @@ func Dir() string {
 	return filepath.Dir(file)
 }
 
-// Node locates node: $SHEAF_NODE, else PATH.
+// Node locates node: $SHEAF_NODE, PATH, $(go env GOPATH)/bin.
 func Node() (string, error) {
-	if p := os.Getenv(EnvNode); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("embedder: %s: %w", EnvNode, err)
-		}
-		return p, nil
-	}
-	p, err := exec.LookPath("node")
+	p, err := testbin.Find("node", EnvNode)
 	if err != nil {
-		return "", errors.New("embedder: node not found: install Node.js 18 or later, or set " + EnvNode)
+		return "", fmt.Errorf("embedder: %w", testbin.Hint(err, "install Node.js 18 or later"))
 	}
 	return p, nil
 }

@@ -10,11 +10,9 @@ package embed
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
+	"github.com/sheaf-dev/sheaf/shared/internal/provider"
 )
 
 // Embedder turns texts into vectors.
@@ -49,44 +47,11 @@ type ProviderError struct {
 }
 
 func (e *ProviderError) Error() string {
-	switch {
-	case e.Status == 0:
-		return fmt.Sprintf("embeddings provider unreachable: %v", e.Err)
-	case e.Status >= 200 && e.Status < 300:
-		return fmt.Sprintf("embeddings provider sent an invalid response: %v", e.Err)
-	default:
-		return fmt.Sprintf("embeddings provider returned HTTP %d: %s", e.Status, providerMessage(e.Err))
-	}
+	return provider.Describe("embeddings provider", "an invalid response", e.Status, e.Err)
 }
 
 func (e *ProviderError) Unwrap() error { return e.Err }
 
 // Temporary reports whether the same request may succeed later: network
 // failures, 408, 429 and 5xx.
-func (e *ProviderError) Temporary() bool {
-	return e.Status == 0 || e.Status == 408 || e.Status == 429 || e.Status >= 500
-}
-
-// providerMessage is the human part of a provider's error: the "message" of
-// an OpenAI error body, else the start of the raw body.
-func providerMessage(err error) string {
-	var apiErr *openai.APIError
-	if errors.As(err, &apiErr) && apiErr.Message != "" {
-		return apiErr.Message
-	}
-	var reqErr *openai.RequestError
-	if errors.As(err, &reqErr) {
-		body := strings.TrimSpace(strings.ToValidUTF8(string(reqErr.Body), "\uFFFD"))
-		if len(body) > 300 {
-			body = truncate(body, 300) + "…"
-		}
-		if body != "" {
-			return body
-		}
-		return reqErr.HTTPStatus
-	}
-	if err == nil {
-		return "no message"
-	}
-	return err.Error()
-}
+func (e *ProviderError) Temporary() bool { return provider.Temporary(e.Status) }

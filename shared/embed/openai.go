@@ -2,21 +2,16 @@ package embed
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"math"
-	"math/rand/v2"
-	"net"
 	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/sheaf-dev/sheaf/shared/internal/provider"
 )
 
 // Defaults for Config's zero fields.
@@ -26,14 +21,6 @@ const (
 	DefaultMaxInputBytes  = 16_000
 	DefaultTimeout        = 30 * time.Second
 	DefaultMaxRetries     = 5
-)
-
-// Backoff between retries: full jitter over base·2^attempt, capped; a
-// provider's Retry-After replaces it, capped at maxRetryAfter.
-const (
-	backoffBase   = 500 * time.Millisecond
-	backoffCap    = 20 * time.Second
-	maxRetryAfter = 60 * time.Second
 )
 
 // Config selects and tunes an OpenAI-compatible embeddings provider. Zero
@@ -75,10 +62,8 @@ type client struct {
 	api  *openai.Client
 	dims atomic.Int64 // 0 until known
 
-	// Seams for tests.
-	sleep  func(context.Context, time.Duration) error
-	jitter func(max time.Duration) time.Duration
-	now    func() time.Time
+	retry provider.Retrier // its Sleep and Jitter are seams for tests
+	now   func() time.Time // a seam for tests
 }
 
 var _ Embedder = (*client)(nil)
@@ -89,19 +74,15 @@ var _ Embedder = (*client)(nil)
 func New(cfg Config) (Embedder, error) {
 	cfg.BaseURL = strings.TrimSpace(cfg.BaseURL)
 	cfg.Model = strings.TrimSpace(cfg.Model)
-	switch {
-	case cfg.BaseURL == "" && cfg.Model == "":
-		return nil, ErrNotConfigured
-	case cfg.BaseURL == "":
-		return nil, fmt.Errorf("%w (the base URL is empty)", ErrNotConfigured)
-	case cfg.Model == "":
-		return nil, fmt.Errorf("%w (the model is empty)", ErrNotConfigured)
-	case cfg.Dimensions < 0:
+	if err := provider.Configured(cfg.BaseURL, cfg.Model, ErrNotConfigured); err != nil {
+		return nil, err
+	}
+	if cfg.Dimensions < 0 {
 		return nil, fmt.Errorf("embed: dimensions %d is negative", cfg.Dimensions)
 	}
-	base, err := apiRoot(cfg.BaseURL)
+	base, err := provider.APIRoot(cfg.BaseURL, "/embeddings")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("embed: %w", err)
 	}
 	cfg.BaseURL = base
 	if cfg.BatchSize <= 0 {
@@ -116,47 +97,18 @@ func New(cfg Config) (Embedder, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	switch {
-	case cfg.MaxRetries == 0:
+	if cfg.MaxRetries == 0 {
 		cfg.MaxRetries = DefaultMaxRetries
-	case cfg.MaxRetries < 0:
-		cfg.MaxRetries = 0
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
-	oc := openai.DefaultConfig(cfg.APIKey)
-	oc.BaseURL = base
-	oc.HTTPClient = capturingDoer{hc}
+	cfg.MaxRetries = max(cfg.MaxRetries, 0)
 	c := &client{
-		cfg:    cfg,
-		api:    openai.NewClientWithConfig(oc),
-		sleep:  sleepCtx,
-		jitter: func(max time.Duration) time.Duration { return rand.N(max + 1) },
-		now:    time.Now,
+		cfg:   cfg,
+		api:   provider.NewClient(base, cfg.APIKey, cfg.HTTPClient),
+		retry: provider.NewRetrier("embed", cfg.MaxRetries, func(e *ProviderError) time.Duration { return e.RetryAfter }),
+		now:   time.Now,
 	}
 	c.dims.Store(int64(cfg.Dimensions))
 	return c, nil
-}
-
-// apiRoot normalises a base URL to the root that /embeddings is appended to.
-func apiRoot(raw string) (string, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", fmt.Errorf("embed: base URL: %w", err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("embed: base URL %q is not an http(s) URL", raw)
-	}
-	u.Path = strings.TrimRight(u.Path, "/")
-	u.Path = strings.TrimSuffix(u.Path, "/embeddings")
-	if u.Path == "" {
-		u.Path = "/v1"
-	}
-	u.RawPath = ""
-	u.Fragment = ""
-	return u.String(), nil
 }
 
 func (c *client) Model() string   { return c.cfg.Model }
@@ -187,22 +139,11 @@ func (c *client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 
 // prepare makes one text acceptable to providers.
 func prepare(s string, maxBytes int) string {
-	s = truncate(strings.ToValidUTF8(s, "\uFFFD"), maxBytes)
+	s = provider.Truncate(strings.ToValidUTF8(s, "\uFFFD"), maxBytes)
 	if strings.TrimSpace(s) == "" {
 		return " "
 	}
 	return s
-}
-
-// truncate cuts s to at most n bytes without splitting a UTF-8 sequence.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // estimateTokens over-estimates a text's token count; see MaxBatchTokens.
@@ -226,90 +167,34 @@ func batches(inputs []string, size, maxTokens int) [][2]int {
 
 // embedBatch sends one batch, retrying temporary failures with backoff.
 func (c *client) embedBatch(ctx context.Context, batch []string) ([][]float32, error) {
-	for attempt := 0; ; attempt++ {
-		vecs, err := c.send(ctx, batch)
-		if err == nil {
-			return vecs, nil
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("embed: %w", ctx.Err())
-		}
-		var pe *ProviderError
-		if !errors.As(err, &pe) || !pe.Temporary() {
-			return nil, err
-		}
-		if attempt >= c.cfg.MaxRetries {
-			return nil, fmt.Errorf("embed: giving up after %d attempts: %w", attempt+1, err)
-		}
-		if err := c.sleep(ctx, c.backoff(attempt, pe.RetryAfter)); err != nil {
-			return nil, fmt.Errorf("embed: %w", err)
-		}
-	}
-}
-
-// backoff is the wait before retry number attempt+1.
-func (c *client) backoff(attempt int, retryAfter time.Duration) time.Duration {
-	if retryAfter > 0 {
-		return min(retryAfter, maxRetryAfter)
-	}
-	d := backoffCap
-	if attempt < 10 {
-		d = min(backoffBase<<attempt, backoffCap)
-	}
-	return c.jitter(d)
-}
-
-// sleepCtx waits for d or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	var vecs [][]float32
+	err := c.retry.Do(ctx, func(ctx context.Context) error {
+		var err error
+		vecs, err = c.send(ctx, batch)
+		return err
+	})
+	return vecs, err
 }
 
 // send makes one request attempt and checks the response.
 func (c *client) send(ctx context.Context, batch []string) ([][]float32, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	info := new(responseInfo)
-	ctx = context.WithValue(ctx, responseInfoKey{}, info)
+	ctx, info := provider.Capture(ctx)
 	resp, err := c.api.CreateEmbeddings(ctx, openai.EmbeddingRequestStrings{
 		Input:      batch,
 		Model:      openai.EmbeddingModel(c.cfg.Model),
 		Dimensions: c.cfg.Dimensions,
 	})
 	if err != nil {
-		return nil, c.providerError(info, err)
+		status, retryAfter := info.Failure(err, c.now())
+		return nil, &ProviderError{Status: status, RetryAfter: retryAfter, Err: err}
 	}
 	vecs, err := c.check(resp.Data, len(batch))
 	if err != nil {
-		return nil, &ProviderError{Status: info.status, Err: err}
+		return nil, &ProviderError{Status: info.Status, Err: err}
 	}
 	return vecs, nil
-}
-
-// providerError classifies a failed attempt.
-func (c *client) providerError(info *responseInfo, err error) *ProviderError {
-	status := info.status
-	if status >= 200 && status < 300 && transient(err) {
-		status = 0 // the body was cut off: as good as no answer
-	}
-	pe := &ProviderError{Status: status, Err: err}
-	if info.header != nil {
-		pe.RetryAfter = retryAfter(info.header, c.now())
-	}
-	return pe
-}
-
-// transient reports whether err is a broken or timed-out connection.
-func transient(err error) bool {
-	var ne net.Error
-	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.As(err, &ne)
 }
 
 // check validates a response's data and returns the vectors in input order.
@@ -344,50 +229,4 @@ func (c *client) check(data []openai.Embedding, n int) ([][]float32, error) {
 		}
 	}
 	return out, nil
-}
-
-// retryAfter reads a Retry-After hint: retry-after-ms (OpenAI, Azure) or
-// Retry-After in seconds or as an HTTP date. 0 when absent or unreadable.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < 1e9 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s > 0 && s < 1e6 {
-			return time.Duration(s * float64(time.Second))
-		}
-		return 0
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
-}
-
-// capturingDoer records each response's status and headers into the
-// request's responseInfo: go-openai drops the headers of error responses,
-// and Retry-After lives there.
-type capturingDoer struct{ hc *http.Client }
-
-type responseInfoKey struct{}
-
-type responseInfo struct {
-	status int
-	header http.Header
-}
-
-func (d capturingDoer) Do(req *http.Request) (*http.Response, error) {
-	resp, err := d.hc.Do(req)
-	if err == nil {
-		if info, ok := req.Context().Value(responseInfoKey{}).(*responseInfo); ok {
-			info.status, info.header = resp.StatusCode, resp.Header
-		}
-	}
-	return resp, err
 }

@@ -133,11 +133,11 @@ func newTestClient(t *testing.T, cfg Config) (*client, *[]time.Duration) {
 	}
 	c := e.(*client)
 	var slept []time.Duration
-	c.sleep = func(ctx context.Context, d time.Duration) error {
+	c.retry.Sleep = func(ctx context.Context, d time.Duration) error {
 		slept = append(slept, d)
 		return ctx.Err()
 	}
-	c.jitter = func(max time.Duration) time.Duration { return max }
+	c.retry.Jitter = func(max time.Duration) time.Duration { return max }
 	return c, &slept
 }
 
@@ -273,48 +273,6 @@ func Test503RetriedWithBackoff(t *testing.T) {
 	want := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}
 	if !slices.Equal(*slept, want) {
 		t.Errorf("slept %v, want %v", *slept, want)
-	}
-}
-
-func TestBackoffJitterAndCaps(t *testing.T) {
-	e, err := New(Config{BaseURL: "http://x", Model: "m"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := e.(*client)
-	for attempt := range 70 {
-		d := c.backoff(attempt, 0)
-		limit := min(backoffBase<<min(attempt, 10), backoffCap)
-		if d < 0 || d > limit {
-			t.Fatalf("attempt %d: backoff %v outside [0, %v]", attempt, d, limit)
-		}
-	}
-	if d := c.backoff(0, 5*time.Minute); d != maxRetryAfter {
-		t.Errorf("Retry-After of 5m gave %v, want cap %v", d, maxRetryAfter)
-	}
-}
-
-func TestRetryAfterParsing(t *testing.T) {
-	now := time.Date(2026, 5, 29, 17, 0, 0, 0, time.UTC)
-	cases := []struct {
-		header, value string
-		want          time.Duration
-	}{
-		{"Retry-After", "1", time.Second},
-		{"Retry-After", "2.5", 2500 * time.Millisecond},
-		{"Retry-After", now.Add(7 * time.Second).Format(http.TimeFormat), 7 * time.Second},
-		{"Retry-After", now.Add(-time.Hour).Format(http.TimeFormat), 0},
-		{"Retry-After", "soon", 0},
-		{"Retry-After", "-3", 0},
-		{"Retry-After-Ms", "250", 250 * time.Millisecond},
-		{"X-Other", "1", 0},
-	}
-	for _, tc := range cases {
-		h := http.Header{}
-		h.Set(tc.header, tc.value)
-		if got := retryAfter(h, now); got != tc.want {
-			t.Errorf("%s: %s gave %v, want %v", tc.header, tc.value, got, tc.want)
-		}
 	}
 }
 

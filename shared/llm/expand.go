@@ -3,6 +3,8 @@ package llm
 import (
 	"context"
 	"strings"
+
+	"github.com/sheaf-dev/sheaf/shared/internal/provider"
 )
 
 // maxExpansion bounds the hypothetical passage Expand appends, in bytes.
@@ -36,7 +38,7 @@ func Expand(ctx context.Context, c Chat, query string) (string, error) {
 	}
 	passage := strings.Join(strings.Fields(reply), " ")
 	if len(passage) > maxExpansion {
-		passage = strings.TrimSuffix(clip(passage, maxExpansion), "…")
+		passage = strings.TrimSuffix(provider.Clip(passage, maxExpansion), "…")
 	}
 	if passage == "" {
 		return query, nil

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/sheaf-dev/sheaf/shared/internal/provider"
 )
 
 // Defaults for Config's zero fields.
@@ -48,7 +48,7 @@ type Config struct {
 type chat struct {
 	cfg Config
 	api *openai.Client
-	r   retrier
+	r   provider.Retrier
 }
 
 var _ Chat = (*chat)(nil)
@@ -59,17 +59,12 @@ var _ Chat = (*chat)(nil)
 func New(c Config) (Chat, error) {
 	c.BaseURL = strings.TrimSpace(c.BaseURL)
 	c.Model = strings.TrimSpace(c.Model)
-	switch {
-	case c.BaseURL == "" && c.Model == "":
-		return nil, ErrNotConfigured
-	case c.BaseURL == "":
-		return nil, fmt.Errorf("%w (the base URL is empty)", ErrNotConfigured)
-	case c.Model == "":
-		return nil, fmt.Errorf("%w (the model is empty)", ErrNotConfigured)
-	}
-	base, err := apiRoot(c.BaseURL, "/chat/completions")
-	if err != nil {
+	if err := provider.Configured(c.BaseURL, c.Model, ErrNotConfigured); err != nil {
 		return nil, err
+	}
+	base, err := provider.APIRoot(c.BaseURL, "/chat/completions")
+	if err != nil {
+		return nil, fmt.Errorf("llm: %w", err)
 	}
 	c.BaseURL = base
 	if c.Timeout <= 0 {
@@ -78,32 +73,7 @@ func New(c Config) (Chat, error) {
 	if c.MaxTokens <= 0 {
 		c.MaxTokens = DefaultMaxTokens
 	}
-	hc := c.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
-	oc := openai.DefaultConfig(c.APIKey)
-	oc.BaseURL = base
-	oc.HTTPClient = capturingDoer{hc}
-	return &chat{cfg: c, api: openai.NewClientWithConfig(oc), r: newRetrier(c.MaxRetries)}, nil
-}
-
-// apiRoot normalises a base URL: http(s) only, no trailing slash, suffix
-// (an endpoint path pasted by mistake) dropped, /v1 when there is no path.
-func apiRoot(raw, suffix string) (string, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", fmt.Errorf("llm: base URL: %w", err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("llm: base URL %q is not an http(s) URL", raw)
-	}
-	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), suffix)
-	if u.Path == "" {
-		u.Path = "/v1"
-	}
-	u.RawPath, u.Fragment = "", ""
-	return u.String(), nil
+	return &chat{cfg: c, api: provider.NewClient(base, c.APIKey, c.HTTPClient), r: newRetrier(c.MaxRetries)}, nil
 }
 
 func (c *chat) Model() string { return c.cfg.Model }
@@ -116,17 +86,16 @@ func (c *chat) Complete(ctx context.Context, r Request) (string, error) {
 	}
 	req := c.request(r)
 	var reply string
-	err := c.r.do(ctx, func(ctx context.Context) error {
+	err := c.r.Do(ctx, func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 		defer cancel()
-		info := new(responseInfo)
-		ctx = context.WithValue(ctx, responseInfoKey{}, info)
+		ctx, info := provider.Capture(ctx)
 		resp, err := c.api.CreateChatCompletion(ctx, req)
 		if err != nil {
 			return providerError(info, err)
 		}
 		if len(resp.Choices) == 0 || strings.TrimSpace(resp.Choices[0].Message.Content) == "" {
-			return &ProviderError{Status: info.status, Err: errors.New("the reply is empty")}
+			return &ProviderError{Status: info.Status, Err: errors.New("the reply is empty")}
 		}
 		reply = strings.ToValidUTF8(resp.Choices[0].Message.Content, "\uFFFD")
 		return nil
@@ -173,52 +142,11 @@ type ProviderError struct {
 }
 
 func (e *ProviderError) Error() string {
-	switch {
-	case e.Status == 0:
-		return fmt.Sprintf("LLM provider unreachable: %v", e.Err)
-	case e.Status >= 200 && e.Status < 300:
-		return fmt.Sprintf("LLM provider sent an unusable response: %v", e.Err)
-	default:
-		return fmt.Sprintf("LLM provider returned HTTP %d: %s", e.Status, providerMessage(e.Err))
-	}
+	return provider.Describe("LLM provider", "an unusable response", e.Status, e.Err)
 }
 
 func (e *ProviderError) Unwrap() error { return e.Err }
 
 // Temporary reports whether the same request may succeed later: network
 // failures, 408, 429 and 5xx.
-func (e *ProviderError) Temporary() bool {
-	return e.Status == 0 || e.Status == 408 || e.Status == 429 || e.Status >= 500
-}
-
-// providerMessage is the human part of a provider's error: the "message" of
-// an OpenAI error body, else the start of the raw body.
-func providerMessage(err error) string {
-	var apiErr *openai.APIError
-	if errors.As(err, &apiErr) && apiErr.Message != "" {
-		return apiErr.Message
-	}
-	var reqErr *openai.RequestError
-	if errors.As(err, &reqErr) {
-		if body := clip(strings.TrimSpace(string(reqErr.Body)), 300); body != "" {
-			return body
-		}
-		return reqErr.HTTPStatus
-	}
-	if err == nil {
-		return "no message"
-	}
-	return err.Error()
-}
-
-// clip cuts s to at most n bytes at a character boundary, marking the cut.
-func clip(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+func (e *ProviderError) Temporary() bool { return provider.Temporary(e.Status) }

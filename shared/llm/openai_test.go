@@ -24,8 +24,8 @@ func newTestChat(t *testing.T, url string, waits *[]time.Duration) *chat {
 		t.Fatal(err)
 	}
 	ch := c.(*chat)
-	ch.r.sleep = func(_ context.Context, d time.Duration) error { *waits = append(*waits, d); return nil }
-	ch.r.jitter = func(max time.Duration) time.Duration { return max }
+	ch.r.Sleep = func(_ context.Context, d time.Duration) error { *waits = append(*waits, d); return nil }
+	ch.r.Jitter = func(max time.Duration) time.Duration { return max }
 	return ch
 }
 
@@ -155,8 +155,8 @@ func TestNewConfig(t *testing.T) {
 		"https://api.openai.com/v1/chat/completions": "https://api.openai.com/v1",
 		"http://h/openai/deployments/x":              "http://h/openai/deployments/x",
 	} {
-		if got, err := apiRoot(in, "/chat/completions"); err != nil || got != want {
-			t.Errorf("apiRoot(%q) = %q, %v; want %q", in, got, err, want)
+		if c, err := New(Config{BaseURL: in, Model: "m"}); err != nil || c.(*chat).cfg.BaseURL != want {
+			t.Errorf("base URL %q: %v; want %q", in, err, want)
 		}
 	}
 }
@@ -177,26 +177,11 @@ func TestReasoningModelRequest(t *testing.T) {
 	}
 }
 
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	for h, want := range map[[2]string]time.Duration{
-		{"Retry-After", "2"}:      2 * time.Second,
-		{"Retry-After-Ms", "250"}: 250 * time.Millisecond,
-		{"Retry-After", now.Add(5 * time.Second).Format(http.TimeFormat)}: 5 * time.Second,
-		{"Retry-After", "soon"}: 0,
-		{"Retry-After", "-1"}:   0,
-	} {
-		if got := retryAfter(http.Header{h[0]: {h[1]}}, now); got != want {
-			t.Errorf("%v: %v, want %v", h, got, want)
+func TestNewRetrier(t *testing.T) {
+	for in, want := range map[int]int{0: DefaultMaxRetries, -1: 0, 7: 7} {
+		if r := newRetrier(in); r.Max != want || r.Name != "llm" || r.Sleep == nil || r.Jitter == nil {
+			t.Errorf("newRetrier(%d) = %+v, want %d retries", in, r, want)
 		}
-	}
-	r := newRetrier(0)
-	if r.max != DefaultMaxRetries || r.backoff(0, 2*time.Minute) != maxRetryAfter {
-		t.Errorf("retrier defaults: %+v", r)
-	}
-	r.jitter = func(max time.Duration) time.Duration { return max }
-	if r.backoff(30, 0) != backoffCap {
-		t.Errorf("backoff cap")
 	}
 }
 

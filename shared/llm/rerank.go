@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/sheaf-dev/sheaf/shared/internal/provider"
 )
 
 // maxRerankResponse bounds the rerank response body read.
@@ -35,7 +37,7 @@ type reranker struct {
 	url, key, model string
 	hc              *http.Client
 	timeout         time.Duration
-	r               retrier
+	r               provider.Retrier
 }
 
 var _ Reranker = (*reranker)(nil)
@@ -85,7 +87,7 @@ func (rr *reranker) Rerank(ctx context.Context, query string, docs []string) ([]
 		return nil, err
 	}
 	var scores []float64
-	err = rr.r.do(ctx, func(ctx context.Context) error {
+	err = rr.r.Do(ctx, func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, rr.timeout)
 		defer cancel()
 		res, err := rr.send(ctx, body)
@@ -118,8 +120,8 @@ func (rr *reranker) send(ctx context.Context, body []byte) ([]rerankResult, erro
 		return nil, &ProviderError{Err: err}
 	}
 	if resp.StatusCode/100 != 2 {
-		return nil, &ProviderError{Status: resp.StatusCode, RetryAfter: retryAfter(resp.Header, time.Now()),
-			Err: errors.New(clip(strings.TrimSpace(string(data)), 300))}
+		return nil, &ProviderError{Status: resp.StatusCode, RetryAfter: provider.RetryAfter(resp.Header, time.Now()),
+			Err: errors.New(provider.Clip(strings.TrimSpace(string(data)), 300))}
 	}
 	var wrapped struct {
 		Results []rerankResult `json:"results"`
@@ -131,7 +133,7 @@ func (rr *reranker) send(ctx context.Context, body []byte) ([]rerankResult, erro
 	if err := json.Unmarshal(data, &bare); err == nil {
 		return bare, nil
 	}
-	return nil, &ProviderError{Status: resp.StatusCode, Err: fmt.Errorf("the rerank response is not {\"results\": [...]}: %s", clip(string(data), 200))}
+	return nil, &ProviderError{Status: resp.StatusCode, Err: fmt.Errorf("the rerank response is not {\"results\": [...]}: %s", provider.Clip(string(data), 200))}
 }
 
 // scores turns results into one score per document.

@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -25,6 +24,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sheaf-dev/sheaf/shared/testbin"
 )
 
 // EnvBinary names the variable that may point at aws-lambda-rie.
@@ -33,41 +34,23 @@ const EnvBinary = "SHEAF_RIE"
 // Version is the emulator version the project pins (what @latest resolved to).
 const Version = "v0.0.0-20261030222936-bef5c4ba774d"
 
+// install is how to install the pinned emulator.
+const install = "run go install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@" + Version
+
 // Binary locates aws-lambda-rie: $SHEAF_RIE, PATH, $(go env GOPATH)/bin.
 func Binary() (string, error) {
-	if p := os.Getenv(EnvBinary); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("%s: %w", EnvBinary, err)
-		}
-		return p, nil
+	p, err := testbin.Find("aws-lambda-rie", EnvBinary)
+	if err != nil {
+		return "", testbin.Hint(err, install)
 	}
-	if p, err := exec.LookPath("aws-lambda-rie"); err == nil {
-		return p, nil
-	}
-	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
-		for dir := range strings.SplitSeq(strings.TrimSpace(string(out)), string(os.PathListSeparator)) {
-			p := filepath.Join(dir, "bin", "aws-lambda-rie")
-			if _, err := os.Stat(p); err == nil && dir != "" {
-				return p, nil
-			}
-		}
-	}
-	return "", errors.New("aws-lambda-rie not found: set " + EnvBinary + ", put it on PATH, or run " +
-		"go install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@" + Version)
+	return p, nil
 }
 
 // Require returns the emulator's path, skipping the test when it is missing
 // (failing it when $CI is set: CI installs it).
 func Require(t testing.TB) string {
 	t.Helper()
-	bin, err := Binary()
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	return bin
+	return testbin.Require(t, "aws-lambda-rie", EnvBinary, install)
 }
 
 // Build compiles the function in pkg (a package directory or import path)

@@ -45,3 +45,10 @@ func TestEvent(t *testing.T) {
 		t.Errorf("request context %+v", ev.RequestContext)
 	}
 }
+
+func TestBinaryFromEnv(t *testing.T) {
+	t.Setenv(EnvBinary, t.TempDir()+"/missing")
+	if _, err := Binary(); err == nil || !strings.Contains(err.Error(), EnvBinary) {
+		t.Errorf("Binary() with a missing %s = %v", EnvBinary, err)
+	}
+}

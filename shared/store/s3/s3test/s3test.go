@@ -37,7 +37,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +47,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/sheaf-dev/sheaf/shared/testbin"
 )
 
 // EnvBinary names the environment variable that may point at the versitygw
@@ -72,47 +73,23 @@ type Server struct {
 	log *syncBuffer
 }
 
+// install is how to install the pinned versitygw.
+const install = "run go install github.com/versity/versitygw/cmd/versitygw@v1.8.0"
+
 // Binary locates versitygw: $SHEAF_VERSITYGW, PATH, $(go env GOPATH)/bin.
 func Binary() (string, error) {
-	if p := os.Getenv(EnvBinary); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("%s: %w", EnvBinary, err)
-		}
-		return p, nil
+	p, err := testbin.Find("versitygw", EnvBinary)
+	if err != nil {
+		return "", testbin.Hint(err, install)
 	}
-	if p, err := exec.LookPath("versitygw"); err == nil {
-		return p, nil
-	}
-	gopath := os.Getenv("GOPATH")
-	if gopath == "" {
-		if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
-			gopath = strings.TrimSpace(string(out))
-		}
-	}
-	for dir := range strings.SplitSeq(gopath, string(os.PathListSeparator)) {
-		if dir == "" {
-			continue
-		}
-		p := filepath.Join(dir, "bin", "versitygw")
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	return "", errors.New("versitygw not found: set " + EnvBinary + ", put it on PATH, or run " +
-		"go install github.com/versity/versitygw/cmd/versitygw@v1.8.0")
+	return p, nil
 }
 
 // Start runs a versitygw on a free 127.0.0.1 port over a new temporary
 // folder and waits until it answers. It is stopped when the test ends.
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
-	bin, err := Binary()
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	bin := testbin.Require(t, "versitygw", EnvBinary, install)
 	s := &Server{
 		Region:    "us-east-1",
 		AccessKey: "sheaf-test-access",
