@@ -12,7 +12,6 @@ package embedder
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -21,7 +20,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -81,7 +79,7 @@ func StartWith(t testing.TB, o Options) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := new(syncBuffer)
+	log := new(testbin.Output)
 	cmd.Stderr = log
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("embedder: start node: %v", err)
@@ -123,7 +121,7 @@ func readStdout(r io.Reader, log io.Writer, ready chan<- string) {
 }
 
 // stop ends the server by its PID: SIGTERM, then SIGKILL after stopTimeout.
-func stop(t testing.TB, cmd *exec.Cmd, done chan error, log *syncBuffer) {
+func stop(t testing.TB, cmd *exec.Cmd, done chan error, log *testbin.Output) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		cmd.Process.Kill()
 	}
@@ -178,22 +176,4 @@ func installed() error {
 		return errors.New("embedder: the npm packages are not installed; " + InstallHint)
 	}
 	return nil
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -73,7 +73,7 @@ type RIE struct {
 
 	mu  sync.Mutex // one invocation at a time
 	cmd *exec.Cmd
-	out *syncBuffer
+	out *testbin.Output
 }
 
 // Start runs bootstrap under the emulator with exactly env (plus PATH and
@@ -103,7 +103,7 @@ func start(t testing.TB, bin, bootstrap string, env []string) (*RIE, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &RIE{URL: "http://" + rie + "/2015-03-31/functions/function/invocations", out: &syncBuffer{}}
+	r := &RIE{URL: "http://" + rie + "/2015-03-31/functions/function/invocations", out: new(testbin.Output)}
 	r.cmd = exec.Command(bin, "--runtime-interface-emulator-address", rie, "--runtime-api-address", api, bootstrap)
 	r.cmd.Dir = filepath.Dir(bootstrap)
 	r.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "LOG_LEVEL=warn",
@@ -293,25 +293,4 @@ func freeAddr() (string, error) {
 	}
 	defer l.Close()
 	return l.Addr().String(), nil
-}
-
-// syncBuffer collects process output (its first MiB) while tests read it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if room := 1<<20 - b.buf.Len(); room > 0 {
-		b.buf.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -29,7 +29,6 @@
 package s3test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -39,7 +38,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -70,7 +68,7 @@ type Server struct {
 	SecretKey string
 	Dir       string // the posix backend's root: one folder per bucket
 
-	log *syncBuffer
+	log *testbin.Output
 }
 
 // install is how to install the pinned versitygw.
@@ -125,7 +123,7 @@ func (s *Server) start(t testing.TB, bin string, opts Options) error {
 		"ROOT_ACCESS_KEY_ID="+s.AccessKey,
 		"ROOT_SECRET_ACCESS_KEY="+s.SecretKey,
 	)
-	s.log = &syncBuffer{}
+	s.log = new(testbin.Output)
 	cmd.Stdout, cmd.Stderr = s.log, s.log
 	if err := cmd.Start(); err != nil {
 		return err
@@ -231,26 +229,4 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// syncBuffer collects the process output, written by exec's copying
-// goroutines while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.buf.Len() < 1<<20 {
-		b.buf.Write(p)
-	}
-	return len(p), nil
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
