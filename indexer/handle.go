@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -292,10 +293,27 @@ func (ix *Indexer) runGroup(ctx context.Context) {
 // when the event is not the indexer's business: another bucket, a key
 // outside the vault, an invalid path, or a hidden one (Sheaf's own .sheaf/
 // objects above all: the indexer must never index or loop on its writes).
+//
+// A key with "." or empty segments ("v/a/./b.md", "v/a//b.md") is no path,
+// but a file-backed server (versitygw's posix backend) stores it as the
+// file of its lexically clean form, which listings then show: that form is
+// used. On AWS it names an object of its own that is no note, and the clean
+// path is only re-read, which is harmless.
 func (ix *Indexer) pathOfKey(bucket, key string) (string, bool) {
 	if ix.Bucket != "" && bucket != "" && bucket != ix.Bucket {
 		return "", false
 	}
+	p, ok := ix.keyPath(key)
+	if !ok && !strings.HasSuffix(key, "/") { // folder markers stay out
+		if c := path.Clean(key); c != key {
+			p, ok = ix.keyPath(c)
+		}
+	}
+	return p, ok
+}
+
+// keyPath maps a key to a clean, visible vault path.
+func (ix *Indexer) keyPath(key string) (string, bool) {
 	p, ok := key, true
 	if ix.KeyPath != nil {
 		p, ok = ix.KeyPath(key)

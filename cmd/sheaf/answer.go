@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -51,19 +53,19 @@ func answerCmd() *cobra.Command {
 		if *asJSON {
 			return printJSON(res)
 		}
-		fmt.Println(res.Answer)
+		fmt.Println(plain(res.Answer))
 		if len(res.Citations) > 0 {
 			fmt.Println("\nSources:")
 			for i, c := range res.Citations {
-				fmt.Printf("  [%d] %s  (%s)\n", i+1, c.Path, c.Title)
+				fmt.Printf("  [%d] %s  (%s)\n", i+1, plain(c.Path), plain(c.Title))
 			}
 		}
 		if len(res.QuotedSpans) > 0 {
 			fmt.Println("\nQuotes:")
 			for _, q := range res.QuotedSpans {
-				where := q.Path
+				where := plain(q.Path)
 				if q.Heading != "" {
-					where += " § " + q.Heading
+					where += " § " + plain(q.Heading)
 				}
 				fmt.Printf("  %q\n      %s (passage %d)\n", strings.Join(strings.Fields(q.Quote), " "), where, q.Ordinal)
 			}
@@ -71,17 +73,30 @@ func answerCmd() *cobra.Command {
 		if f := res.Faithfulness; f != nil {
 			fmt.Printf("\nFaithfulness: %.2f", f.Score)
 			if len(f.Unsupported) > 0 {
-				fmt.Printf("; unsupported: %s", strings.Join(f.Unsupported, " | "))
+				fmt.Printf("; unsupported: %s", plain(strings.Join(f.Unsupported, " | ")))
 			}
 			fmt.Println()
 		}
-		fmt.Printf("\n%d pages retrieved, model %s\n", len(res.Retrieved), res.Model)
+		fmt.Printf("\n%d pages retrieved, model %s\n", len(res.Retrieved), plain(res.Model))
 		for _, w := range res.Warnings {
-			fmt.Println("warning:", w)
+			fmt.Println("warning:", plain(w))
 		}
 		return nil
 	}
 	return cmd
+}
+
+// plain makes text from the vault or a model safe to print to a terminal:
+// control characters other than newline and tab (escape sequences can
+// retitle the window, rewrite the screen or worse) and invalid UTF-8
+// become U+FFFD.
+func plain(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' || !unicode.IsControl(r) {
+			return r
+		}
+		return utf8.RuneError
+	}, strings.ToValidUTF8(s, "\uFFFD"))
 }
 
 // vaultFromArgs takes the vault from the first argument when neither

@@ -73,16 +73,16 @@ func printEval(r *tools.EvalOut) {
 		if q.Faithful != nil {
 			f = map[bool]string{true: "yes", false: "no"}[*q.Faithful]
 		}
-		fmt.Printf("%-4s  %-6.2f  %-6.2f  %-5s  %s\n", hit, q.Recall, q.ReciprocalRank, f, q.Question)
+		fmt.Printf("%-4s  %-6.2f  %-6.2f  %-5s  %s\n", hit, q.Recall, q.ReciprocalRank, f, plain(q.Question))
 		if !q.Hit {
-			fmt.Printf("%28s expected %s, got %s\n", "", strings.Join(q.Expected, ", "), strings.Join(q.Retrieved, ", "))
+			fmt.Printf("%28s expected %s, got %s\n", "", plain(strings.Join(q.Expected, ", ")), plain(strings.Join(q.Retrieved, ", ")))
 		}
 		if q.AnswerError != "" {
-			fmt.Printf("%28s answer failed: %s\n", "", q.AnswerError)
+			fmt.Printf("%28s answer failed: %s\n", "", plain(q.AnswerError))
 		}
 	}
 	for _, e := range r.Errors {
-		fmt.Printf("line %d of %s skipped: %s\n", e.Line, tools.EvalFile, e.Message)
+		fmt.Printf("line %d of %s skipped: %s\n", e.Line, tools.EvalFile, plain(e.Message))
 	}
 	if r.Skipped > 0 {
 		fmt.Printf("%d more questions not scored (500 per run)\n", r.Skipped)

@@ -26,6 +26,9 @@ func relatedCmd() *cobra.Command {
 		if len(args) == 2 {
 			cfg.Vault, args = args[0], args[1:]
 		}
+		if *limit < 1 || *limit > 100 {
+			return fmt.Errorf("--limit must be 1-100, got %d", *limit)
+		}
 		l, s, err := indexed(cmd, cfg)
 		if err != nil {
 			return err
@@ -39,7 +42,7 @@ func relatedCmd() *cobra.Command {
 			return printJSON(res)
 		}
 		for i, h := range res.Items {
-			fmt.Printf("%2d. %s  (%s, %.3f)\n    %s\n", i+1, h.Path, h.Title, h.Score, strings.ReplaceAll(h.Snippet, "\n", " "))
+			fmt.Printf("%2d. %s  (%s, %.3f)\n    %s\n", i+1, plain(h.Path), plain(h.Title), h.Score, plain(strings.ReplaceAll(h.Snippet, "\n", " ")))
 		}
 		if len(res.Items) == 0 {
 			fmt.Println("no related notes")

@@ -226,6 +226,10 @@ func TestInitRefusesNoToken(t *testing.T) {
 	if payload, err := r.Invoke(ctx, []byte(`{"version":"2.0","rawPath":"/healthz","requestContext":{"http":{"method":"GET"}}}`)); err == nil {
 		t.Errorf("served without a token: %s", payload)
 	}
+	// The emulator may answer before the function's log reaches its output.
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(r.Output(), "SHEAF_TOKEN") && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if !strings.Contains(r.Output(), "SHEAF_TOKEN") {
 		t.Errorf("the init error does not name SHEAF_TOKEN:\n%s", r.Output())
 	}

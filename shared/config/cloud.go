@@ -13,6 +13,7 @@ import (
 	"github.com/sheaf-dev/sheaf/indexer"
 	"github.com/sheaf-dev/sheaf/shared/embed"
 	"github.com/sheaf-dev/sheaf/shared/store/s3"
+	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/textindex/meili"
 	"github.com/sheaf-dev/sheaf/shared/tools"
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -22,6 +23,42 @@ import (
 // LambdaMaxWait is how long await_directives may block on Lambda: under API
 // Gateway's 30 s integration limit.
 const LambdaMaxWait = 25 * time.Second
+
+// SearchTimeout bounds one read of Meilisearch by the tools (a search, the
+// list of indexed paths): a server that accepts connections but never
+// answers fails the tool call instead of hanging it. The indexer's writes,
+// which wait for Meilisearch's tasks, are not bounded by it.
+const SearchTimeout = 10 * time.Second
+
+// boundedText bounds the reads of a text index by timeout.
+type boundedText struct {
+	textindex.Index
+	timeout time.Duration
+}
+
+// Search implements textindex.Index.
+func (b boundedText) Search(ctx context.Context, q textindex.Query, opts textindex.Options) (textindex.Result, error) {
+	bctx, cancel := context.WithTimeout(ctx, b.timeout)
+	defer cancel()
+	res, err := b.Index.Search(bctx, q, opts)
+	return res, b.explain(ctx, bctx, err)
+}
+
+// Paths implements textindex.Index.
+func (b boundedText) Paths(ctx context.Context) (map[string]time.Time, error) {
+	bctx, cancel := context.WithTimeout(ctx, b.timeout)
+	defer cancel()
+	paths, err := b.Index.Paths(bctx)
+	return paths, b.explain(ctx, bctx, err)
+}
+
+// explain says so when the bound, not the caller, ended a call.
+func (b boundedText) explain(caller, bounded context.Context, err error) error {
+	if err != nil && caller.Err() == nil && bounded.Err() != nil {
+		return fmt.Errorf("the search service did not answer within %v: %w", b.timeout, err)
+	}
+	return err
+}
 
 // Cloud is a vault in S3 wired to the cloud adapters: the s3 store, a
 // Meilisearch index, the catalog snapshot under the vault's .sheaf/ prefix
@@ -79,7 +116,7 @@ func OpenCloud(ctx context.Context, c *Config, log *slog.Logger) (*Cloud, error)
 		MaxNoteBytes: c.MaxNoteBytes, Log: log, KeyPath: st.Path, Bucket: sc.Bucket,
 	}
 	v := &tools.Vault{
-		ID: id, Root: sc.URL(), Store: st, Text: text,
+		ID: id, Root: sc.URL(), Store: st, Text: boundedText{Index: text, timeout: SearchTimeout},
 		Catalogs:       &indexer.StoreCatalogs{Store: st},
 		ImmutablePaths: c.ImmutablePaths, MaxNoteBytes: c.MaxNoteBytes, MaxAttachmentBytes: c.MaxAttachmentBytes,
 		CursorKey: c.CursorKey,

@@ -13,6 +13,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/sheaf-dev/sheaf/shared/llm"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -25,6 +27,7 @@ const (
 	passageMinShare  = 600
 	passageMaxShare  = 3_000
 	maxQuotes        = 20
+	maxUnsupported   = 20 // unsupported claims listed (the judge is asked for at most 20 claims)
 	maxAnswerBytes   = 16_000
 	rerankExcerpt    = 1_000 // bytes of each candidate a reranker sees
 	listwiseExcerpt  = 400   // bytes of each candidate the LLM sees when it reranks
@@ -91,6 +94,9 @@ func (s *Server) Answer(ctx context.Context, in AnswerIn) (*AnswerOut, error) {
 	}
 	if v.LLM == nil {
 		return nil, llmNotConfigured("answer")
+	}
+	if err := requireQuery(in.Query); err != nil {
+		return nil, err
 	}
 	return s.answer(ctx, v, cat, in, "")
 }
@@ -653,9 +659,10 @@ func locateQuote(cs *contextSet, p, quote string) (QuotedSpan, bool) {
 
 // findQuote locates quote in text and returns its byte range in text. The
 // quote is first cleaned (see cleanQuote); then it must occur exactly, or
-// exactly once runs of whitespace (line breaks, indentation) are collapsed
-// to one space on both sides. Nothing else is forgiven: case, punctuation
-// and Markdown must match.
+// exactly once both sides are in Unicode NFC (a note typed on macOS may be
+// NFD where the model writes NFC) with runs of whitespace (line breaks,
+// indentation) collapsed to one space. Nothing else is forgiven: case,
+// punctuation and Markdown must match. The range is always text's own bytes.
 func findQuote(text, quote string) (start, end int, ok bool) {
 	q := cleanQuote(quote)
 	if q == "" || !utf8.ValidString(q) {
@@ -664,15 +671,13 @@ func findQuote(text, quote string) (start, end int, ok bool) {
 	if i := strings.Index(text, q); i >= 0 {
 		return i, i + len(q), true
 	}
-	nt, pos := collapseSpace(text)
-	nq, _ := collapseSpace(q)
+	nt, starts, ends := canonical(text)
+	nq, _, _ := canonical(q)
 	i := strings.Index(nt, nq)
-	if i < 0 {
+	if i < 0 || nq == "" {
 		return 0, 0, false
 	}
-	// nq neither starts nor ends with a space, so its first and last bytes
-	// map one to one onto bytes of text.
-	return pos[i], pos[i+len(nq)-1] + 1, true
+	return starts[i], ends[i+len(nq)-1], true
 }
 
 // cleanQuote trims spaces, one pair of surrounding quotation marks and
@@ -691,32 +696,40 @@ func cleanQuote(quote string) string {
 	return q
 }
 
-// collapseSpace returns s with each run of whitespace made one space, and
-// for every byte of the result the offset in s of the byte it came from (a
-// collapsed run maps to its first byte). Other bytes are copied as they
-// are, invalid UTF-8 included.
-func collapseSpace(s string) (string, []int) {
+// canonical returns s in NFC with each run of whitespace made one space,
+// and for every byte of the result the range [starts[k], ends[k]) of s it
+// came from: the normalisation segment (a character and its combining
+// marks) or the whitespace run. Invalid UTF-8 is copied as it is.
+func canonical(s string) (out string, starts, ends []int) {
 	var b strings.Builder
-	pos := make([]int, 0, len(s))
+	starts, ends = make([]int, 0, len(s)), make([]int, 0, len(s))
+	emit := func(t string, from, to int) {
+		b.WriteString(t)
+		for range len(t) {
+			starts, ends = append(starts, from), append(ends, to)
+		}
+	}
 	space := false
 	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if unicode.IsSpace(r) {
-			if !space {
-				b.WriteByte(' ')
-				pos = append(pos, i)
+		size := norm.NFC.NextBoundaryInString(s[i:], true)
+		if size <= 0 {
+			size = len(s) - i
+		}
+		seg := s[i : i+size]
+		if r, n := utf8.DecodeRuneInString(seg); n == len(seg) && unicode.IsSpace(r) {
+			if space {
+				ends[len(ends)-1] = i + size // the run grows
+			} else {
+				emit(" ", i, i+size)
 			}
 			space = true
 		} else {
 			space = false
-			b.WriteString(s[i : i+size])
-			for k := range size {
-				pos = append(pos, i+k)
-			}
+			emit(norm.NFC.String(seg), i, i+size)
 		}
 		i += size
 	}
-	return b.String(), pos
+	return b.String(), starts, ends
 }
 
 const faithfulnessSystem = `You check whether an answer is supported by source passages from the user's notes.
@@ -766,7 +779,7 @@ func checkFaithfulness(ctx context.Context, c llm.Chat, answer string, cs *conte
 	for _, cl := range reply.Claims {
 		if *cl.Supported {
 			ok++
-		} else {
+		} else if len(f.Unsupported) < maxUnsupported {
 			f.Unsupported = append(f.Unsupported, clipBytes(strings.TrimSpace(cl.Claim), 500))
 		}
 	}

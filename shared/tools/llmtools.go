@@ -74,13 +74,31 @@ func askJSON(ctx context.Context, c llm.Chat, msgs []llm.Message, maxTokens int,
 	return raw, errBadReply
 }
 
-// jsonObject extracts the JSON object of a reply: the text itself, or the
-// part from the first '{' to the last '}' (models wrap JSON in code fences
-// or prose even when asked not to).
+// maxObjectStarts bounds how many '{' jsonObject tries as the start of
+// the object, so a huge reply full of braces costs linear time.
+const maxObjectStarts = 32
+
+// jsonObject extracts the JSON object of a reply: the text itself, else the
+// first complete JSON object starting at one of its '{' (models wrap JSON
+// in code fences or prose, braces included, even when asked not to), else
+// the part from the first '{' to the last '}', for the error message.
 func jsonObject(reply string) []byte {
 	b := bytes.TrimSpace([]byte(reply))
 	if len(b) > 0 && b[0] == '{' && json.Valid(b) {
 		return b
+	}
+	rest := b
+	for range maxObjectStarts {
+		i := bytes.IndexByte(rest, '{')
+		if i < 0 {
+			break
+		}
+		rest = rest[i:]
+		var obj json.RawMessage
+		if json.NewDecoder(bytes.NewReader(rest)).Decode(&obj) == nil {
+			return obj
+		}
+		rest = rest[1:]
 	}
 	i, j := bytes.IndexByte(b, '{'), bytes.LastIndexByte(b, '}')
 	if i < 0 || j < i {

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"slices"
@@ -172,9 +173,35 @@ func TestJSONObject(t *testing.T) {
 		"```json\n{\"a\":1}\n```":        `{"a":1}`,
 		`Here you go: {"a":{"b":2}} bye`: `{"a":{"b":2}}`,
 		`no json`:                        `no json`,
+		// Braces in the prose around the object.
+		"{\"a\":1}\n\nHope this helps {smile}":      `{"a":1}`,
+		`I think {maybe}. {"a":"}"} -- {x}`:         `{"a":"}"}`,
+		"```json\n{\"a\":[1,{\"b\":2}]}\n``` {oops": `{"a":[1,{"b":2}]}`,
+		`{broken {"a":1`:                            `{broken {"a":1`,
 	} {
 		if got := string(jsonObject(in)); got != want {
 			t.Errorf("jsonObject(%q) = %q", in, got)
 		}
 	}
+}
+
+// FuzzJSONObject: jsonObject never panics, returns part of the reply, and
+// finds an object the reply holds verbatim after prose.
+func FuzzJSONObject(f *testing.F) {
+	f.Add("{\"a\":1} {x}", `{"b":[1,2]}`)
+	f.Add("```json\n", "{}")
+	f.Add("{{{{", `{"a":"}"}`)
+	f.Fuzz(func(t *testing.T, prose, obj string) {
+		reply := prose + obj
+		got := jsonObject(reply)
+		if !strings.Contains(reply, string(got)) && !strings.Contains(strings.TrimSpace(reply), string(got)) {
+			t.Fatalf("jsonObject(%q) = %q, not part of the reply", reply, got)
+		}
+		if strings.ContainsRune(prose, '{') || !json.Valid([]byte(obj)) || !strings.HasPrefix(obj, "{") {
+			return
+		}
+		if !json.Valid(got) {
+			t.Fatalf("jsonObject(%q) = %q, want the object", reply, got)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/sheaf-dev/sheaf/shared/textindex"
@@ -74,6 +75,16 @@ const (
 
 // lanePool is how many notes each lane ranks before fusion.
 func lanePool(limit int) int { return max(3*limit, 50) }
+
+// requireQuery refuses a query that is blank once trimmed: the schema's
+// minLength lets "   " through, and embedding it would spend a paid call
+// on noise ranked as if it meant something.
+func requireQuery(q string) error {
+	if strings.TrimSpace(q) == "" {
+		return newError(KindArgsInvalid, nil, "query is blank: say what to look for")
+	}
+	return nil
+}
 
 // retrieve ranks notes for a question in natural language: the lexical
 // lane (any-term BM25, stopwords dropped) fused with the vector lane when

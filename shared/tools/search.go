@@ -103,6 +103,9 @@ func (s *Server) Search(ctx context.Context, in SearchArgs) (*SearchResult, erro
 // scope both lanes before ranking, threshold drops weaker notes, and the
 // page is cut from the ranking.
 func (s *Server) vectorSearch(ctx context.Context, v *Vault, cat *vault.Catalog, in SearchArgs) (*SearchResult, error) {
+	if err := requireQuery(in.Query); err != nil {
+		return nil, err
+	}
 	filter := textindex.Filter{PathPrefix: in.PathPrefix, Tags: in.Tags, Author: in.Author, Entities: in.Entities}
 	cands, err := s.retrieve(ctx, v, cat, in.Query, RetrieveOptions{Limit: in.Offset + in.Limit, Mode: in.Mode, Filter: filter})
 	if err != nil {

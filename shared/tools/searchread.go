@@ -213,9 +213,10 @@ func hasOperators(q string) bool {
 // rankForRead ranks notes k-offset notes from rank offset on: hybrid
 // (retrieve) when embeddings are configured and the query is a plain
 // question, else BM25 alone. Operators keep their exact lexical meaning
-// (a NOT must exclude), so such queries never use the vector lane.
+// (a NOT must exclude), so such queries never use the vector lane; nor does
+// a blank query, which would embed noise.
 func (s *Server) rankForRead(ctx context.Context, v *Vault, cat *vault.Catalog, query string, k, offset int) (textindex.Result, error) {
-	if v.Embedder == nil || v.Vectors == nil || hasOperators(query) {
+	if v.Embedder == nil || v.Vectors == nil || hasOperators(query) || strings.TrimSpace(query) == "" {
 		return v.Text.Search(ctx, rankingQuery(query), textindex.Options{Unit: textindex.Notes, Limit: k - offset, Offset: offset})
 	}
 	cands, err := s.retrieve(ctx, v, cat, query, RetrieveOptions{Limit: k})

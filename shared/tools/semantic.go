@@ -190,6 +190,9 @@ func (s *Server) SemanticSearch(ctx context.Context, in SemanticSearchIn) (*Sema
 	if err != nil {
 		return nil, err
 	}
+	if err := requireQuery(in.Query); err != nil {
+		return nil, err
+	}
 	mode := "semantic"
 	if in.Hybrid {
 		mode = "hybrid"

@@ -3,7 +3,7 @@ package tools
 import (
 	"context"
 	"errors"
-	"fmt"
+	"log/slog"
 	"maps"
 	"sort"
 	"time"
@@ -91,9 +91,16 @@ func (s *Server) VaultInfo(ctx context.Context, in vaultInfoIn) (*vaultInfoOut, 
 	out.Capabilities.Embeddings = v.Embedder != nil && v.Vectors != nil
 	out.Capabilities.LLM = v.LLM != nil
 	if out.Capabilities.Embeddings && v.Embeddings != nil {
+		// An unreadable vector index must not take the orientation tool
+		// down with it: report it stale (the next semantic call refreshes
+		// it, or reports the failure itself).
 		stale, err := v.Embeddings.Stale(ctx, cat)
-		if err != nil {
-			return nil, fmt.Errorf("checking the embeddings: %w", err)
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case err != nil:
+			slog.Warn("vault info: cannot tell whether the embeddings are current", "vault", v.ID, "err", err)
+			stale = 1
 		}
 		out.Liveness.EmbeddingIndexStale = stale > 0
 	}

@@ -99,3 +99,27 @@ func TestVaultInfoProblemsCapped(t *testing.T) {
 		t.Errorf("%d problems, first %+v", len(info.Problems), info.Problems[:1])
 	}
 }
+
+// brokenEmbeddings is an Embeddings whose vector index cannot be read.
+type brokenEmbeddings struct{}
+
+func (brokenEmbeddings) Refresh(context.Context, *vault.Catalog) (int, int, error) {
+	return 0, 0, fmt.Errorf("qdrant: connection refused")
+}
+
+func (brokenEmbeddings) Stale(context.Context, *vault.Catalog) (int, error) {
+	return 0, fmt.Errorf("qdrant: connection refused")
+}
+
+// An unreachable vector index degrades vault info to "stale", not an error.
+func TestVaultInfoSurvivesBrokenVectorIndex(t *testing.T) {
+	f := newSemFixture(t, orchard)
+	f.v.Embeddings = brokenEmbeddings{}
+	out, err := f.s.VaultInfo(context.Background(), vaultInfoIn{})
+	if err != nil {
+		t.Fatalf("vault info failed with the vector index down: %v", err)
+	}
+	if !out.Capabilities.Embeddings || !out.Liveness.EmbeddingIndexStale || out.NoteCount != 4 {
+		t.Errorf("capabilities %+v liveness %+v", out.Capabilities, out.Liveness)
+	}
+}

@@ -97,15 +97,24 @@ type ResponseV1 struct {
 // base64 body) is answered 400 without reaching the handler.
 func (h Handler) Invoke(ctx context.Context, raw json.RawMessage) (any, error) {
 	var e event
-	if err := json.Unmarshal(raw, &e); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNotHTTP, err)
+	// A field of the wrong type leaves the others decoded: an event that is
+	// still recognisably HTTP is answered 400 rather than failing the
+	// invocation (a function error).
+	fieldErr := json.Unmarshal(raw, &e)
+	var typeErr *json.UnmarshalTypeError
+	if fieldErr != nil && !errors.As(fieldErr, &typeErr) {
+		return nil, fmt.Errorf("%w: %v", ErrNotHTTP, fieldErr)
 	}
 	v2 := e.v2()
 	if !v2 && e.HTTPMethod == "" {
 		return nil, ErrNotHTTP
 	}
 	rec := newRecorder()
-	if r, err := e.request(ctx, v2); err != nil {
+	r, err := e.request(ctx, v2)
+	if fieldErr != nil {
+		err = fmt.Errorf("field %s: %s where %s was expected", typeErr.Field, typeErr.Value, typeErr.Type)
+	}
+	if err != nil {
 		rec.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		rec.WriteHeader(http.StatusBadRequest)
 		_, _ = rec.Write([]byte("bad request: " + err.Error() + "\n"))
@@ -152,8 +161,14 @@ func (e *event) request(ctx context.Context, v2 bool) (*http.Request, error) {
 		}
 		query = q.Encode()
 	}
+	if method == "" {
+		return nil, errors.New("no HTTP method (requestContext.http.method or httpMethod)")
+	}
 	if path == "" {
 		path = "/"
+	}
+	if err := checkHeader(header); err != nil {
+		return nil, err
 	}
 	if !strings.HasPrefix(path, "/") {
 		return nil, fmt.Errorf("path %q does not start with /", path)
@@ -189,6 +204,22 @@ func (e *event) request(ctx context.Context, v2 bool) (*http.Request, error) {
 		r.RemoteAddr = net.JoinHostPort(ip, "0")
 	}
 	return r, nil
+}
+
+// checkHeader refuses what no HTTP server would have passed on: header
+// names that are no token, values with CR, LF or NUL.
+func checkHeader(h http.Header) error {
+	for k, vs := range h {
+		if k == "" || strings.IndexFunc(k, func(r rune) bool { return r <= ' ' || r >= 0x7f || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r) }) >= 0 {
+			return fmt.Errorf("header name %q is not a token", k)
+		}
+		for _, v := range vs {
+			if strings.ContainsAny(v, "\r\n\x00") {
+				return fmt.Errorf("header %s: value with CR, LF or NUL", k)
+			}
+		}
+	}
+	return nil
 }
 
 // recorder is a buffering http.ResponseWriter.

@@ -210,6 +210,7 @@ func TestBadRequests(t *testing.T) {
 func FuzzInvoke(f *testing.F) {
 	f.Add([]byte(httpAPIEvent))
 	f.Add([]byte(`{"httpMethod":"GET","path":"/x","multiValueQueryStringParameters":{"a":["1"]}}`))
+	f.Add([]byte(`{"version":"2.0","rawPath":"/mcp","isBase64Encoded":"x","headers":{"a":"b\r\nc"},"requestContext":{"http":{"method":"GET"}}}`))
 	f.Add([]byte(`{"version":"2.0","rawPath":"/%zz","rawQueryString":"%%","requestContext":{"http":{"method":"GET"}}}`))
 	f.Fuzz(func(t *testing.T, ev []byte) {
 		res, err := Handler{H: echo}.Invoke(t.Context(), ev)

@@ -219,11 +219,23 @@ func (r *Response) Failure(err error, now time.Time) (status int, retryAfter tim
 	return status, retryAfter
 }
 
+// MaxResponseBytes bounds a provider's response body: a broken or hostile
+// endpoint streaming without end fails instead of exhausting memory. (A
+// full embeddings batch is a few tens of megabytes of JSON at most.)
+const MaxResponseBytes = 256 << 20
+
+// ErrResponseTooLarge is what reading a body past the bound returns.
+var ErrResponseTooLarge = errors.New("the provider's response is too large")
+
 // Doer sends requests with Client (an openai.HTTPDoer) and records each
 // response's status and headers into the request context's Response, if it
 // has one: go-openai drops the headers of error responses, and Retry-After
-// lives there.
-type Doer struct{ Client *http.Client }
+// lives there. A response body longer than Max bytes (0: MaxResponseBytes)
+// fails with ErrResponseTooLarge when read past it.
+type Doer struct {
+	Client *http.Client
+	Max    int64
+}
 
 // Do implements openai.HTTPDoer.
 func (d Doer) Do(req *http.Request) (*http.Response, error) {
@@ -232,8 +244,33 @@ func (d Doer) Do(req *http.Request) (*http.Response, error) {
 		if r, ok := req.Context().Value(responseKey{}).(*Response); ok {
 			r.Status, r.Header = resp.StatusCode, resp.Header
 		}
+		limit := d.Max
+		if limit <= 0 {
+			limit = MaxResponseBytes
+		}
+		resp.Body = &limitedBody{ReadCloser: resp.Body, left: limit}
 	}
 	return resp, err
+}
+
+// limitedBody fails a read that goes past left bytes.
+type limitedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, ErrResponseTooLarge
+	}
+	// Read one byte past the bound to tell "exactly left" from "more".
+	p = p[:min(int64(len(p)), b.left+1)]
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return n + int(b.left), ErrResponseTooLarge
+	}
+	return n, err
 }
 
 // Transient reports whether err is a broken or timed-out connection.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -445,4 +446,27 @@ func FuzzClip(f *testing.F) {
 			t.Fatalf("Truncate(%q, %d) = %q", s, n, tr)
 		}
 	})
+}
+
+// A body past Doer.Max fails to read instead of filling memory; one of
+// exactly Max bytes reads whole.
+func TestDoerBoundsBody(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		w.Write([]byte(strings.Repeat("x", n)))
+	}))
+	defer srv.Close()
+	d := Doer{Client: srv.Client(), Max: 100}
+	for n, wantErr := range map[int]bool{0: false, 99: false, 100: false, 101: true, 100_000: true} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"?n="+strconv.Itoa(n), nil)
+		res, err := d.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if gotErr := errors.Is(err, ErrResponseTooLarge); gotErr != wantErr || len(body) > 100 || (!wantErr && len(body) != n) {
+			t.Errorf("n=%d: read %d bytes, err %v", n, len(body), err)
+		}
+	}
 }

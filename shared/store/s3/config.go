@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -28,15 +32,24 @@ type Config struct {
 	PathStyle bool   // address buckets in the path, not the host name
 	AccessKey string // "" for the default AWS credential chain
 	SecretKey string
+	// Timeout bounds the wait for a response's headers and for a
+	// connection, per attempt (the SDK retries up to 3 times); 0 is
+	// DefaultTimeout. Bodies are not bounded: large objects take their time.
+	Timeout time.Duration
 }
+
+// DefaultTimeout is Config.Timeout's default: a server that accepts
+// connections but never answers fails a call within about 3 times this.
+const DefaultTimeout = 10 * time.Second
 
 // ParseURL reads a vault URL:
 //
-//	s3://BUCKET[/PREFIX][?endpoint=URL&path_style=BOOL&region=REGION]
+//	s3://BUCKET[/PREFIX][?endpoint=URL&path_style=BOOL&region=REGION&timeout=DURATION]
 //
 // endpoint is the http(s) base URL of an S3-compatible server, path_style
 // (default false) addresses the bucket in the path, as such servers usually
-// need, and region overrides the default chain's. Other parameters,
+// need, region overrides the default chain's, and timeout (a Go duration
+// such as "5s") is Config.Timeout. Other parameters,
 // credentials in the URL and prefixes that are no clean folder path are
 // refused. Credentials come from the default AWS chain (environment,
 // profile, role).
@@ -99,8 +112,12 @@ func ParseURL(u string) (Config, error) {
 			if c.PathStyle, err = strconv.ParseBool(v); err != nil {
 				return bad("path_style %q is not a boolean", v)
 			}
+		case "timeout":
+			if c.Timeout, err = time.ParseDuration(v); err != nil || c.Timeout <= 0 {
+				return bad("timeout %q is not a positive duration", v)
+			}
 		default:
-			return bad("unknown parameter %q (known: endpoint, path_style, region)", name)
+			return bad("unknown parameter %q (known: endpoint, path_style, region, timeout)", name)
 		}
 	}
 	return c, nil
@@ -117,6 +134,9 @@ func (c Config) URL() string {
 	}
 	if c.Region != "" {
 		q.Set("region", c.Region)
+	}
+	if c.Timeout > 0 {
+		q.Set("timeout", c.Timeout.String())
 	}
 	u := url.URL{Scheme: Scheme, Host: c.Bucket, RawQuery: q.Encode()}
 	if p := strings.Trim(c.Prefix, "/"); p != "" {
@@ -161,7 +181,9 @@ func checkEndpoint(e string) error {
 
 // Open returns a store for c. It does no I/O beyond reading the AWS
 // environment and profile files: a missing bucket or bad credentials show
-// on the first call. The client uses the SDK's standard retryer. With an
+// on the first call. The client uses the SDK's standard retryer; each
+// attempt waits at most c.Timeout for a connection and for the response's
+// headers, so an unresponsive server fails calls instead of hanging them. With an
 // Endpoint, request checksums are sent and checked only where S3 requires
 // them, which S3-compatible servers support more widely.
 func Open(ctx context.Context, c Config) (*Store, error) {
@@ -194,7 +216,17 @@ func Open(ctx context.Context, c Config) (*Store, error) {
 		}
 		cfg.Region = "us-east-1"
 	}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
 	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
+		o.HTTPClient = awshttp.NewBuildableClient().
+			WithDialerOptions(func(d *net.Dialer) { d.Timeout = timeout }).
+			WithTransportOptions(func(tr *http.Transport) {
+				tr.ResponseHeaderTimeout = timeout
+				tr.TLSHandshakeTimeout = timeout
+			})
 		o.UsePathStyle = c.PathStyle
 		if c.Endpoint != "" {
 			o.BaseEndpoint = aws.String(c.Endpoint)

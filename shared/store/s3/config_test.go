@@ -1,8 +1,12 @@
 package s3
 
 import (
+	"context"
+	"net"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -158,4 +162,52 @@ func FuzzSharedPrefix(f *testing.F) {
 			t.Fatalf("plain(%q) wrong", seg)
 		}
 	})
+}
+
+// TestOpenTimeout: a server that accepts connections and never answers
+// fails calls after the timeout (and the SDK's retries), never hangs them.
+func TestOpenTimeout(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	c, err := ParseURL("s3://b/p?endpoint=http://" + ln.Addr().String() + "&path_style=true&region=us-east-1&timeout=200ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Timeout != 200*time.Millisecond {
+		t.Fatalf("Timeout %v", c.Timeout)
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", "a")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "b")
+	st, err := Open(t.Context(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 9*time.Second)
+	defer cancel()
+	if _, err := st.Stat(ctx, "a.md"); err == nil || ctx.Err() != nil {
+		t.Errorf("Stat against a silent server: %v (context: %v)", err, ctx.Err())
+	}
 }
