@@ -11,9 +11,12 @@ package vectors
 import (
 	"context"
 	"errors"
-	"github.com/sheaf-dev/sheaf/shared/vault"
+	"fmt"
+	"math"
 	"slices"
 	"strings"
+
+	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
 // Sentinel errors; adapters wrap them so callers test with errors.Is.
@@ -120,4 +123,63 @@ func (f Filter) MatchTags(keys []string) bool {
 		}
 	}
 	return true
+}
+
+// CheckVector fails with ErrDimension when v does not have dim components
+// and with ErrVector when one is NaN or an infinity.
+func CheckVector(v []float32, dim int) error {
+	if len(v) != dim {
+		return fmt.Errorf("%w: got %d, want %d", ErrDimension, len(v), dim)
+	}
+	for _, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return ErrVector
+		}
+	}
+	return nil
+}
+
+// GroupPoints validates the points of an Upsert into an index of dimension
+// dim (a path, CheckVector) and groups them by path in first-seen order; a
+// later point with a note's ordinal replaces the earlier one.
+func GroupPoints(points []Point, dim int) ([][]Point, error) {
+	at := map[string]int{}
+	var notes [][]Point
+	for _, p := range points {
+		if p.Path == "" {
+			return nil, errors.New("upsert: empty path")
+		}
+		if err := CheckVector(p.Vector, dim); err != nil {
+			return nil, fmt.Errorf("upsert %q #%d: %w", p.Path, p.Ordinal, err)
+		}
+		i, ok := at[p.Path]
+		if !ok {
+			i = len(notes)
+			at[p.Path] = i
+			notes = append(notes, nil)
+		}
+		if j := slices.IndexFunc(notes[i], func(q Point) bool { return q.Ordinal == p.Ordinal }); j >= 0 {
+			notes[i][j] = p
+		} else {
+			notes[i] = append(notes[i], p)
+		}
+	}
+	return notes, nil
+}
+
+// Normalize scales v to unit length in place, computing in float64 so huge
+// and tiny vectors keep their direction (squares of float32 values cannot
+// overflow a float64 sum); a zero vector stays zero.
+func Normalize(v []float32) {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	if s == 0 {
+		return
+	}
+	inv := 1 / math.Sqrt(s)
+	for i := range v {
+		v[i] = float32(float64(v[i]) * inv)
+	}
 }

@@ -13,6 +13,10 @@ type Caps struct {
 	// searchable (Meilisearch indexes 65,535 word positions per attribute),
 	// so a word at the end of a 1 MB note is not found.
 	LongFieldsTruncated bool
+	// CJKByWord: Chinese and Japanese match by dictionary word, not by
+	// character, so one character inside a word ("京" of "北京") is not a
+	// match (Meilisearch segments with jieba/lindera).
+	CJKByWord bool
 }
 
 // RunWith runs the conformance suite for an adapter with the limits caps

@@ -48,7 +48,7 @@ func run(t *testing.T, newIndex func(t *testing.T) textindex.Index, caps Caps) {
 	t.Run("FilterBeforeRanking", func(t *testing.T) { testFilterBeforeRanking(t, open(t)) })
 	t.Run("Passages", func(t *testing.T) { testPassages(t, fixture(t)) })
 	t.Run("Snippets", func(t *testing.T) { testSnippets(t, fixture(t)) })
-	t.Run("Unicode", func(t *testing.T) { testUnicode(t, fixture(t)) })
+	t.Run("Unicode", func(t *testing.T) { testUnicode(t, fixture(t), caps) })
 	t.Run("Paging", func(t *testing.T) { testPaging(t, fixture(t)) })
 	t.Run("DeleteAndReplace", func(t *testing.T) { testDeleteAndReplace(t, fixture(t)) })
 	t.Run("Paths", func(t *testing.T) { testPaths(t, fixture(t)) })
@@ -383,7 +383,7 @@ func testSnippets(t *testing.T, ix textindex.Index) {
 	}
 }
 
-func testUnicode(t *testing.T, ix textindex.Index) {
+func testUnicode(t *testing.T, ix textindex.Index, caps Caps) {
 	expect(t, ix, "cafe", none, paris)
 	expect(t, ix, "CAFÉ", none, paris)
 	expect(t, ix, "cafe\u0301", none, paris) // NFD
@@ -400,6 +400,9 @@ func testUnicode(t *testing.T, ix textindex.Index) {
 	expect(t, ix, "长城", none, beijing)
 	expect(t, ix, "故宫 北京", none, beijing)
 	expect(t, ix, "京北", none) // unigrams in the wrong order are not a match
+	if !caps.CJKByWord {
+		expect(t, ix, "京", none, tokyo, beijing)
+	}
 	expect(t, ix, "东京", none) // simplified 东 is a different character
 	res := search(t, ix, textindex.ParseQuery("浅草"), none)
 	if len(res.Hits) == 1 && !strings.Contains(res.Hits[0].Snippet, "浅草") {

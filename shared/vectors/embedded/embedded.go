@@ -9,13 +9,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/sheaf-dev/sheaf/shared/vault"
 	"log/slog"
-	"math"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/sheaf-dev/sheaf/shared/vault"
 	"github.com/sheaf-dev/sheaf/shared/vectors"
 )
 
@@ -141,56 +140,25 @@ func (ix *Index) Upsert(ctx context.Context, points ...vectors.Point) error {
 	if ix.space.Dim == 0 {
 		return vectors.ErrNoSpace
 	}
-	groups, order, err := groupPoints(points, ix.space.Dim)
+	notes, err := vectors.GroupPoints(points, ix.space.Dim)
 	if err != nil {
-		return err
+		return fmt.Errorf("embedded: %w", err)
 	}
 	if len(ix.pts)+len(points) > maxPoints {
 		return fmt.Errorf("embedded: upsert: more than %d points", maxPoints)
 	}
-	for _, path := range order {
-		ix.deleteNote(path)
-		id := ix.newNote(path)
-		ix.notes[id].hash = strings.Clone(groups[path][0].NoteHash)
-		for _, p := range groups[path] {
+	for _, n := range notes {
+		ix.deleteNote(n[0].Path)
+		id := ix.newNote(n[0].Path)
+		ix.notes[id].hash = strings.Clone(n[0].NoteHash)
+		for _, p := range n {
 			ix.addPoint(id, p)
 		}
 	}
-	if len(order) > 0 {
+	if len(notes) > 0 {
 		ix.gen++
 	}
 	return nil
-}
-
-// groupPoints validates points and groups them by path, in first-seen path
-// order; a later point with the same path and ordinal replaces an earlier one.
-func groupPoints(points []vectors.Point, dim int) (map[string][]vectors.Point, []string, error) {
-	groups := map[string][]vectors.Point{}
-	var order []string
-	for _, p := range points {
-		if p.Path == "" {
-			return nil, nil, errors.New("embedded: upsert: empty path")
-		}
-		if len(p.Vector) != dim {
-			return nil, nil, fmt.Errorf("embedded: upsert %q #%d: %w: got %d, want %d",
-				p.Path, p.Ordinal, vectors.ErrDimension, len(p.Vector), dim)
-		}
-		for _, x := range p.Vector {
-			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return nil, nil, fmt.Errorf("embedded: upsert %q #%d: %w", p.Path, p.Ordinal, vectors.ErrVector)
-			}
-		}
-		g, ok := groups[p.Path]
-		if !ok {
-			order = append(order, p.Path)
-		}
-		if i := slices.IndexFunc(g, func(q vectors.Point) bool { return q.Ordinal == p.Ordinal }); i >= 0 {
-			g[i] = p
-			continue
-		}
-		groups[p.Path] = append(g, p)
-	}
-	return groups, order, nil
 }
 
 // newNote registers path (which must not exist) and returns its id.
@@ -217,24 +185,8 @@ func (ix *Index) addPoint(id int32, p vectors.Point) {
 	})
 	start := len(ix.slab)
 	ix.slab = append(ix.slab, p.Vector...)
-	normalize(ix.slab[start:])
+	vectors.Normalize(ix.slab[start:])
 	ix.notes[id].points = append(ix.notes[id].points, i)
-}
-
-// normalize scales v to unit length in place; a zero vector stays zero.
-// (Squares of float32 values cannot overflow a float64 sum.)
-func normalize(v []float32) {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	if s == 0 {
-		return
-	}
-	inv := 1 / math.Sqrt(s)
-	for i := range v {
-		v[i] = float32(float64(v[i]) * inv)
-	}
 }
 
 // Delete implements vectors.Index.

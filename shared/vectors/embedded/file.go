@@ -302,7 +302,7 @@ func (ix *Index) decode(d *decoder) error {
 				}
 				ix.slab = append(ix.slab, x)
 			}
-			normalize(ix.slab[len(ix.slab)-dim:]) // a stored vector is unit length or zero; keep it so
+			vectors.Normalize(ix.slab[len(ix.slab)-dim:]) // a stored vector is unit length or zero; keep it so
 			ix.notes[id].points = append(ix.notes[id].points, int32(len(ix.pts)))
 			ix.pts = append(ix.pts, p)
 		}

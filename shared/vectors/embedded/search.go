@@ -3,13 +3,12 @@ package embedded
 import (
 	"context"
 	"fmt"
-	"github.com/sheaf-dev/sheaf/shared/vault"
-	"math"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/sheaf-dev/sheaf/shared/vault"
 	"github.com/sheaf-dev/sheaf/shared/vectors"
 )
 
@@ -39,19 +38,14 @@ func (ix *Index) search(ctx context.Context, query []float32, k int, f vectors.F
 	if dim == 0 {
 		return nil, nil
 	}
-	if len(query) != dim {
-		return nil, fmt.Errorf("embedded: search: %w: got %d, want %d", vectors.ErrDimension, len(query), dim)
-	}
-	for _, x := range query {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return nil, fmt.Errorf("embedded: search: %w", vectors.ErrVector)
-		}
+	if err := vectors.CheckVector(query, dim); err != nil {
+		return nil, fmt.Errorf("embedded: search: %w", err)
 	}
 	if k <= 0 || len(ix.pts) == 0 {
 		return nil, nil
 	}
 	q := slices.Clone(query)
-	normalize(q)
+	vectors.Normalize(q)
 
 	cands, all := ix.candidates(f)
 	m := len(cands)
@@ -150,18 +144,12 @@ func (ix *Index) candidates(f vectors.Filter) (cands []int32, all bool) {
 // tagMatch returns, by tagset id, whether the set has every filter tag;
 // nil when f has no tags.
 func (ix *Index) tagMatch(f vectors.Filter) []bool {
-	var want []string
-	for _, t := range f.Tags {
-		if k := vault.NormalizeTag(t); k != "" {
-			want = append(want, k)
-		}
-	}
-	if len(want) == 0 {
+	if !slices.ContainsFunc(f.Tags, func(t string) bool { return vault.NormalizeTag(t) != "" }) {
 		return nil
 	}
 	ok := make([]bool, len(ix.tags.sets))
 	for id, s := range ix.tags.sets {
-		ok[id] = s.refs > 0 && vectors.Filter{Tags: want}.MatchTags(s.keys)
+		ok[id] = s.refs > 0 && f.MatchTags(s.keys)
 	}
 	return ok
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -96,9 +95,9 @@ func (ix *Index) Upsert(ctx context.Context, points ...vectors.Point) error {
 	if sp.Dim == 0 {
 		return vectors.ErrNoSpace
 	}
-	notes, err := groupPoints(points, sp.Dim)
+	notes, err := vectors.GroupPoints(points, sp.Dim)
 	if err != nil {
-		return err
+		return fmt.Errorf("qdrant: %w", err)
 	}
 	ix.writeMu.Lock()
 	defer ix.writeMu.Unlock()
@@ -151,39 +150,6 @@ func (ix *Index) Upsert(ctx context.Context, points ...vectors.Point) error {
 	return flush()
 }
 
-// groupPoints validates points and groups them by path in first-seen order;
-// a later point with a note's ordinal replaces the earlier one.
-func groupPoints(points []vectors.Point, dim int) ([][]vectors.Point, error) {
-	at := map[string]int{}
-	var notes [][]vectors.Point
-	for _, p := range points {
-		if p.Path == "" {
-			return nil, fmt.Errorf("qdrant: upsert: empty path")
-		}
-		if len(p.Vector) != dim {
-			return nil, fmt.Errorf("qdrant: upsert %q #%d: %w: got %d, want %d",
-				p.Path, p.Ordinal, vectors.ErrDimension, len(p.Vector), dim)
-		}
-		for _, x := range p.Vector {
-			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return nil, fmt.Errorf("qdrant: upsert %q #%d: %w", p.Path, p.Ordinal, vectors.ErrVector)
-			}
-		}
-		i, ok := at[p.Path]
-		if !ok {
-			i = len(notes)
-			at[p.Path] = i
-			notes = append(notes, nil)
-		}
-		if j := slices.IndexFunc(notes[i], func(q vectors.Point) bool { return q.Ordinal == p.Ordinal }); j >= 0 {
-			notes[i][j] = p
-		} else {
-			notes[i] = append(notes[i], p)
-		}
-	}
-	return notes, nil
-}
-
 func (ix *Index) pointStruct(p vectors.Point, head bool) *qdrant.PointStruct {
 	return &qdrant.PointStruct{
 		Id:      qdrant.NewIDUUID(ix.pointID(p.Path, p.Ordinal)),
@@ -201,22 +167,11 @@ func (ix *Index) pointStruct(p vectors.Point, head bool) *qdrant.PointStruct {
 	}
 }
 
-// normalized returns v scaled to unit length, computed in float64 so huge
-// and tiny vectors keep their direction (Qdrant's float32 norm would
-// overflow or underflow); a zero vector stays zero.
+// normalized returns a unit-length copy of v (vectors.Normalize: Qdrant's
+// float32 norm would overflow or underflow on huge or tiny vectors).
 func normalized(v []float32) []float32 {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
 	out := slices.Clone(v)
-	if s == 0 {
-		return out
-	}
-	inv := 1 / math.Sqrt(s)
-	for i := range out {
-		out[i] = float32(float64(out[i]) * inv)
-	}
+	vectors.Normalize(out)
 	return out
 }
 

@@ -3,7 +3,6 @@ package qdrant
 import (
 	"context"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/qdrant/go-client/qdrant"
@@ -163,13 +162,8 @@ func (ix *Index) prepare(ctx context.Context, query []float32, k int, f vectors.
 	if err != nil || sp.Dim == 0 {
 		return nil, plan{}, err
 	}
-	if len(query) != sp.Dim {
-		return nil, plan{}, fmt.Errorf("qdrant: search: %w: got %d, want %d", vectors.ErrDimension, len(query), sp.Dim)
-	}
-	for _, x := range query {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return nil, plan{}, fmt.Errorf("qdrant: search: %w", vectors.ErrVector)
-		}
+	if err := vectors.CheckVector(query, sp.Dim); err != nil {
+		return nil, plan{}, fmt.Errorf("qdrant: search: %w", err)
 	}
 	p := translate(f)
 	if k <= 0 || p.none {

@@ -54,6 +54,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -313,14 +314,24 @@ func decodeStrict(body io.Reader, v any) *apiError {
 	return nil
 }
 
+// readBody checks that r has no query parameters and decodes its body
+// strictly into v; on failure it answers 400 and returns false.
+func readBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	e := noQuery(r)
+	if e == nil {
+		e = decodeStrict(r.Body, v)
+	}
+	if e != nil {
+		writeError(w, http.StatusBadRequest, e)
+		return false
+	}
+	return true
+}
+
 // noQuery rejects query parameters other than allowed.
 func noQuery(r *http.Request, allowed ...string) *apiError {
 	for k := range r.URL.Query() {
-		found := false
-		for _, a := range allowed {
-			found = found || k == a
-		}
-		if !found {
+		if !slices.Contains(allowed, k) {
 			return errf("bad_request", "meilifake: unsupported query parameter %q", k)
 		}
 	}
@@ -378,12 +389,7 @@ type settingsBody struct {
 func (s *Server) updateSettings(w http.ResponseWriter, r *http.Request) {
 	uid := r.PathValue("uid")
 	var b settingsBody
-	if e := noQuery(r); e != nil {
-		writeError(w, http.StatusBadRequest, e)
-		return
-	}
-	if e := decodeStrict(r.Body, &b); e != nil {
-		writeError(w, http.StatusBadRequest, e)
+	if !readBody(w, r, &b) {
 		return
 	}
 	if !validUID.MatchString(uid) {
@@ -492,12 +498,7 @@ func (s *Server) deleteDocuments(w http.ResponseWriter, r *http.Request) {
 	var b struct {
 		Filter *string `json:"filter"`
 	}
-	if e := noQuery(r); e != nil {
-		writeError(w, http.StatusBadRequest, e)
-		return
-	}
-	if e := decodeStrict(r.Body, &b); e != nil {
-		writeError(w, http.StatusBadRequest, e)
+	if !readBody(w, r, &b) {
 		return
 	}
 	if b.Filter == nil {
@@ -552,12 +553,7 @@ func (s *Server) fetchDocuments(w http.ResponseWriter, r *http.Request) {
 		Limit  *int     `json:"limit"`
 		Offset *int     `json:"offset"`
 	}
-	if e := noQuery(r); e != nil {
-		writeError(w, http.StatusBadRequest, e)
-		return
-	}
-	if e := decodeStrict(r.Body, &b); e != nil {
-		writeError(w, http.StatusBadRequest, e)
+	if !readBody(w, r, &b) {
 		return
 	}
 	s.mu.Lock()
@@ -683,12 +679,7 @@ type prepared struct {
 
 func (s *Server) multiSearch(w http.ResponseWriter, r *http.Request) {
 	var b multiSearchBody
-	if e := noQuery(r); e != nil {
-		writeError(w, http.StatusBadRequest, e)
-		return
-	}
-	if e := decodeStrict(r.Body, &b); e != nil {
-		writeError(w, http.StatusBadRequest, e)
+	if !readBody(w, r, &b) {
 		return
 	}
 	if b.Queries == nil {
