@@ -10,21 +10,15 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sheaf-dev/sheaf/shared/testbin"
 )
 
 // tool finds a command, skipping the test when it is missing (failing it
-// under CI, which installs it).
+// under CI, which installs it with apt-get install -y pkg).
 func tool(t *testing.T, name, pkg string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		msg := name + " not found: apt-get install -y " + pkg
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return p
+	return testbin.Require(t, name, "", "apt-get install -y "+pkg)
 }
 
 // TestComposeFile validates infra/docker-compose.yml with docker-compose

@@ -155,15 +155,9 @@ func (e *Embeddings) Stale(ctx context.Context, cat *vault.Catalog) (int, error)
 	if clean {
 		return 0, nil
 	}
-	fresh, _, err := e.needsReset(ctx)
+	stored, _, _, err := e.indexed(ctx)
 	if err != nil {
 		return 0, err
-	}
-	stored := map[string]string{}
-	if !fresh {
-		if stored, err = e.Vectors.Notes(ctx); err != nil {
-			return 0, err
-		}
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -176,16 +170,24 @@ func (e *Embeddings) Stale(ctx context.Context, cat *vault.Catalog) (int, error)
 	return n, nil
 }
 
-// needsReset reports whether the index holds no space or another model's,
-// and the index's dimensions. An embedder that does not know its dimensions
-// yet is taken to match (flush checks the first vectors it gets).
-func (e *Embeddings) needsReset(ctx context.Context) (bool, int, error) {
+// indexed reads what the vector index holds: note path -> note hash
+// (empty when the index must be reset), whether it must be reset because it
+// holds no space or another model's, and its dimensions. An embedder that
+// does not know its dimensions yet is taken to match (flush checks the
+// first vectors it gets).
+func (e *Embeddings) indexed(ctx context.Context) (stored map[string]string, fresh bool, dim int, err error) {
 	sp, err := e.Vectors.Space(ctx)
 	if err != nil {
-		return false, 0, fmt.Errorf("reading the vector index's space: %w", err)
+		return nil, false, 0, fmt.Errorf("reading the vector index's space: %w", err)
 	}
 	d := e.Embedder.Dimensions()
-	return sp.Dim <= 0 || sp.Model != e.Embedder.Model() || (d > 0 && d != sp.Dim), sp.Dim, nil
+	if sp.Dim <= 0 || sp.Model != e.Embedder.Model() || (d > 0 && d != sp.Dim) {
+		return map[string]string{}, true, sp.Dim, nil
+	}
+	if stored, err = e.Vectors.Notes(ctx); err != nil {
+		return nil, false, 0, fmt.Errorf("reading the vector index: %w", err)
+	}
+	return stored, false, sp.Dim, nil
 }
 
 // errRestart: the model's dimensions changed under the same name; the index
@@ -249,15 +251,9 @@ func (e *Embeddings) pass(ctx context.Context, cat *vault.Catalog) (notes, passa
 
 func (e *Embeddings) reconcile(ctx context.Context, cat *vault.Catalog) (*run, error) {
 	r := &run{e: e, flushed: time.Now()}
-	fresh, dim, err := e.needsReset(ctx)
+	stored, fresh, dim, err := e.indexed(ctx)
 	if err != nil {
 		return r, err
-	}
-	stored := map[string]string{}
-	if !fresh {
-		if stored, err = e.Vectors.Notes(ctx); err != nil {
-			return r, fmt.Errorf("reading the vector index: %w", err)
-		}
 	}
 	all := cat.Notes()
 	inCat := make(map[string]bool, len(all))

@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/sheaf-dev/sheaf/shared/embed"
-	"github.com/sheaf-dev/sheaf/shared/store/fs"
-	"github.com/sheaf-dev/sheaf/shared/textindex/embedded"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 	"github.com/sheaf-dev/sheaf/shared/vault/vaultgen"
 	"github.com/sheaf-dev/sheaf/shared/vectors"
@@ -327,35 +325,12 @@ func TestPassageText(t *testing.T) {
 // 1k-note vault once it is embedded: passages sent to the embedder (and the
 // time of the Refresh, with the fake embedder).
 func BenchmarkOneLineEdit1k(b *testing.B) {
-	dir := b.TempDir()
-	if _, err := vaultgen.Generate(dir, vaultgen.Options{Notes: 1000, Seed: 1}); err != nil {
-		b.Fatal(err)
-	}
-	st, err := fs.Open(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	text, err := embedded.Open("")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer text.Close()
-	f := &fixture{dir: dir, ix: &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text}}
+	f, e, fake := benchEmbedded(b, 1000, 256)
 	ctx := context.Background()
-	if _, err := f.ix.Sync(ctx, nil); err != nil {
-		b.Fatal(err)
-	}
-	vec, _ := vecembedded.Open("")
-	defer vec.Close()
-	fake := embed.NewFake(256)
-	e := &Embeddings{Store: st, Embedder: fake, Vectors: vec, Log: quiet}
-	if _, _, err := e.Refresh(ctx, f.ix.Catalog); err != nil {
-		b.Fatal(err)
-	}
 	full := fake.Texts()
 	notes := f.ix.Catalog.Notes()
 	target := notes[len(notes)/2].Path
-	data, err := os.ReadFile(filepath.Join(dir, target))
+	data, err := os.ReadFile(filepath.Join(f.dir, target))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -364,7 +339,7 @@ func BenchmarkOneLineEdit1k(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		data = append(data, []byte("\nOne more line "+strings.Repeat("x", i%7)+".\n")...)
-		if err := os.WriteFile(filepath.Join(dir, target), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(f.dir, target), data, 0o644); err != nil {
 			b.Fatal(err)
 		}
 		if err := f.ix.Apply(ctx, target); err != nil {
@@ -384,34 +359,39 @@ func BenchmarkOneLineEdit1k(b *testing.B) {
 // BenchmarkRefreshUnchanged10k is the price every semantic call pays when
 // nothing changed: comparing a 10k-note catalog with the vector index.
 func BenchmarkRefreshUnchanged10k(b *testing.B) {
-	dir := b.TempDir()
-	if _, err := vaultgen.Generate(dir, vaultgen.Options{Notes: 10000, Seed: 1}); err != nil {
-		b.Fatal(err)
-	}
-	st, err := fs.Open(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	text, err := embedded.Open("")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer text.Close()
-	ix := &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text}
+	f, e, _ := benchEmbedded(b, 10000, 64)
 	ctx := context.Background()
-	if _, err := ix.Sync(ctx, nil); err != nil {
-		b.Fatal(err)
-	}
-	vec, _ := vecembedded.Open("")
-	defer vec.Close()
-	e := &Embeddings{Store: st, Embedder: embed.NewFake(64), Vectors: vec, Log: quiet}
-	if _, _, err := e.Refresh(ctx, ix.Catalog); err != nil {
-		b.Fatal(err)
-	}
 	b.ResetTimer()
 	for b.Loop() {
-		if n, _, err := e.Refresh(ctx, ix.Catalog); err != nil || n != 0 {
+		if n, _, err := e.Refresh(ctx, f.ix.Catalog); err != nil || n != 0 {
 			b.Fatal(n, err)
 		}
 	}
+}
+
+// benchEmbedded generates a vault of the given size, indexes it and embeds
+// it with a fake embedder of dim dimensions.
+func benchEmbedded(b *testing.B, notes, dim int) (*fixture, *Embeddings, *embed.Fake) {
+	b.Helper()
+	dir := b.TempDir()
+	if _, err := vaultgen.Generate(dir, vaultgen.Options{Notes: notes, Seed: 1}); err != nil {
+		b.Fatal(err)
+	}
+	st, text := openLocal(b, dir)
+	f := &fixture{dir: dir, ix: &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text}}
+	ctx := context.Background()
+	if _, err := f.ix.Sync(ctx, nil); err != nil {
+		b.Fatal(err)
+	}
+	vec, err := vecembedded.Open("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { vec.Close() })
+	fake := embed.NewFake(dim)
+	e := &Embeddings{Store: st, Embedder: fake, Vectors: vec, Log: quiet}
+	if _, _, err := e.Refresh(ctx, f.ix.Catalog); err != nil {
+		b.Fatal(err)
+	}
+	return f, e, fake
 }

@@ -23,9 +23,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sheaf-dev/sheaf/shared/store"
-	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
-	"github.com/sheaf-dev/sheaf/shared/textindex/embedded"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
@@ -77,21 +75,32 @@ type cloudFixture struct {
 
 func newCloudFixture(t *testing.T, files map[string]string) *cloudFixture {
 	t.Helper()
-	dir := t.TempDir()
-	for p, body := range files {
-		write(t, dir, p, body)
-	}
-	st, err := fs.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, err := embedded.Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { text.Close() })
+	dir, st, text := localVault(t, files)
 	fl := &flakyStore{Store: st}
 	return &cloudFixture{dir: dir, store: fl, ix: newCloudIndexer(fl, text)}
+}
+
+// saved loads the snapshot in the store, as a fresh instance would.
+func (f *cloudFixture) saved(t *testing.T) *vault.Catalog {
+	t.Helper()
+	c, err := (&StoreSnapshots{Store: f.store}).Load(context.Background())
+	if err != nil || c == nil {
+		t.Fatalf("loading the snapshot: %v", err)
+	}
+	return c
+}
+
+// next starts another indexer instance, sharing the store and the text
+// index, from the saved snapshot.
+func (f *cloudFixture) next(t *testing.T) *Indexer {
+	t.Helper()
+	ix := newCloudIndexer(f.store, f.ix.Text)
+	c, err := ix.Snapshots.Load(context.Background())
+	if err != nil || c == nil {
+		t.Fatalf("loading the snapshot: %v", err)
+	}
+	ix.Catalog = c
+	return ix
 }
 
 func newCloudIndexer(st store.Store, text textindex.Index) *Indexer {
@@ -142,7 +151,6 @@ func notePaths(c *vault.Catalog) []string {
 }
 
 func TestHandleS3Events(t *testing.T) {
-	ctx := context.Background()
 	f := newCloudFixture(t, map[string]string{
 		"Café/menu + prices 💡.md": "# Menu\nsoup of the day",
 		"Inbox/old note.md":       "old note about turnips",
@@ -197,10 +205,7 @@ func TestHandleS3Events(t *testing.T) {
 	}
 
 	// The snapshot in the store has it all.
-	c, err := (&StoreSnapshots{Store: f.store}).Load(ctx)
-	if err != nil || c == nil {
-		t.Fatalf("loading the snapshot: %v", err)
-	}
+	c := f.saved(t)
 	if got, want := notePaths(c), notePaths(f.ix.Catalog); !slices.Equal(got, want) {
 		t.Errorf("snapshot %v, catalog %v", got, want)
 	}
@@ -400,11 +405,7 @@ func TestDuplicateAndReorderedEventsConverge(t *testing.T) {
 		evs = evs[n:]
 	}
 	assertMatchesStore(t, f.ix, f.ix.Catalog)
-	c, err := (&StoreSnapshots{Store: f.store}).Load(context.Background())
-	if err != nil || c == nil {
-		t.Fatal(err)
-	}
-	assertMatchesStore(t, f.ix, c)
+	assertMatchesStore(t, f.ix, f.saved(t))
 }
 
 func TestConcurrentIndexersMergeOnConflict(t *testing.T) {
@@ -414,12 +415,7 @@ func TestConcurrentIndexersMergeOnConflict(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A second instance starts from the snapshot, sharing store and text index.
-	b := newCloudIndexer(f.store, f.ix.Text)
-	c, err := b.Snapshots.Load(ctx)
-	if err != nil || c == nil {
-		t.Fatalf("loading: %v", err)
-	}
-	b.Catalog = c
+	b := f.next(t)
 	var (
 		wg   sync.WaitGroup
 		errs = make(chan error, 64)
@@ -442,10 +438,7 @@ func TestConcurrentIndexersMergeOnConflict(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	final, err := (&StoreSnapshots{Store: f.store}).Load(ctx)
-	if err != nil || final == nil {
-		t.Fatal(err)
-	}
+	final := f.saved(t)
 	if final.Len() != 51 {
 		t.Errorf("snapshot has %d notes, want 51 (both writers' changes)", final.Len())
 	}
@@ -460,8 +453,7 @@ func TestConcurrentIndexersMergeOnConflict(t *testing.T) {
 	if _, err := f.ix.Handle(ctx, awsEvent("ObjectCreated:Put", "late.md")); err != nil {
 		t.Fatal(err)
 	}
-	final, _ = (&StoreSnapshots{Store: f.store}).Load(ctx)
-	assertMatchesStore(t, f.ix, final)
+	assertMatchesStore(t, f.ix, f.saved(t))
 }
 
 func TestReconcileHealsACrash(t *testing.T) {
@@ -483,12 +475,7 @@ func TestReconcileHealsACrash(t *testing.T) {
 	if err := f.ix.Text.Delete(ctx, "c.md"); err != nil {
 		t.Fatal(err)
 	}
-	next := newCloudIndexer(f.store, f.ix.Text)
-	c, err := next.Snapshots.Load(ctx)
-	if err != nil || c == nil {
-		t.Fatal(err)
-	}
-	next.Catalog = c
+	next := f.next(t)
 	out, err := next.Handle(ctx, []byte(`{"reconcile": true}`))
 	if err != nil {
 		t.Fatal(err)
@@ -497,8 +484,7 @@ func TestReconcileHealsACrash(t *testing.T) {
 		t.Errorf("reconcile: %+v", out)
 	}
 	assertMatchesStore(t, next, next.Catalog)
-	final, _ := (&StoreSnapshots{Store: f.store}).Load(ctx)
-	assertMatchesStore(t, next, final)
+	assertMatchesStore(t, next, f.saved(t))
 	if got := (&fixture{ix: next}).search(t, "binary"); len(got) != 0 {
 		t.Errorf("a note that became binary is still searchable: %v", got)
 	}
@@ -650,7 +636,6 @@ func TestWebhookBurstIsBatched(t *testing.T) {
 	if n := snaps.saves.Load(); n > 50 {
 		t.Errorf("%d snapshot saves for 100 concurrent requests", n)
 	}
-	c, _ := (&StoreSnapshots{Store: f.store}).Load(context.Background())
-	assertMatchesStore(t, f.ix, c)
+	assertMatchesStore(t, f.ix, f.saved(t))
 	t.Logf("100 concurrent webhook requests, %d snapshot saves", snaps.saves.Load())
 }

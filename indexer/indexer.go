@@ -242,10 +242,9 @@ func (ix *Indexer) syncLocked(ctx context.Context, progress func(done, total int
 			if ix.Catalog.Remove(p) {
 				stats.Removed++
 			}
-			ix.setProblem(p, "")
 		}
 	}
-	// Notes that were skipped stay out of both indexes.
+	// Files no longer in the store have no problems.
 	for p := range ix.Catalog.Problems() {
 		if !seen[p] {
 			ix.setProblem(p, "")
@@ -542,9 +541,6 @@ func (ix *Indexer) applyLocked(ctx context.Context, paths []string) []error {
 		case st.remove:
 			ix.Catalog.Remove(st.path)
 			ix.Catalog.RemoveAttachment(st.path)
-			if st.err == nil { // gone, not unindexable
-				ix.setProblem(st.path, "")
-			}
 			// A change even when this catalog did not hold the path: the
 			// saved snapshot, written by another indexer, may.
 			ix.changed(st.path)
@@ -572,6 +568,7 @@ func (ix *Indexer) prepare(ctx context.Context, clean string) step {
 	obj, err := ix.Store.Stat(ctx, clean)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
+		ix.setProblem(clean, "") // as load does for a note gone
 		st.remove = true
 		return st
 	case err != nil:

@@ -22,22 +22,37 @@ type fixture struct {
 
 func newFixture(t *testing.T, files map[string]string) *fixture {
 	t.Helper()
+	dir, st, text := localVault(t, files)
+	ix := &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text,
+		Snapshots: FileSnapshots{Path: filepath.Join(t.TempDir(), "catalog.json.gz")}, MaxNoteBytes: 1 << 20}
+	return &fixture{dir: dir, ix: ix}
+}
+
+// localVault writes files into a new folder and opens it (see openLocal).
+func localVault(t *testing.T, files map[string]string) (string, *fs.Store, *embedded.Index) {
+	t.Helper()
 	dir := t.TempDir()
 	for p, body := range files {
 		write(t, dir, p, body)
 	}
+	st, text := openLocal(t, dir)
+	return dir, st, text
+}
+
+// openLocal opens dir as an fs store, next to an in-memory text index
+// closed at cleanup.
+func openLocal(tb testing.TB, dir string) (*fs.Store, *embedded.Index) {
+	tb.Helper()
 	st, err := fs.Open(dir)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	text, err := embedded.Open("")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { text.Close() })
-	ix := &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text,
-		Snapshots: FileSnapshots{Path: filepath.Join(t.TempDir(), "catalog.json.gz")}, MaxNoteBytes: 1 << 20}
-	return &fixture{dir: dir, ix: ix}
+	tb.Cleanup(func() { text.Close() })
+	return st, text
 }
 
 func write(t *testing.T, dir, p, body string) {

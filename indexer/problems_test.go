@@ -46,11 +46,7 @@ func (f *cloudFixture) savedProblems(t *testing.T, cats *StoreCatalogs) (viaCata
 	if err != nil {
 		t.Fatal(err)
 	}
-	loaded, err := (&StoreSnapshots{Store: f.store}).Load(context.Background())
-	if err != nil || loaded == nil {
-		t.Fatalf("loading the snapshot: %v", err)
-	}
-	return c.Problems(), loaded.Problems()
+	return c.Problems(), f.saved(t).Problems()
 }
 
 func TestProblemsPersistInTheSnapshot(t *testing.T) {
@@ -71,9 +67,7 @@ func TestProblemsPersistInTheSnapshot(t *testing.T) {
 	wantReasons(t, "snapshot", viaLoad, want)
 
 	// A restarted indexer keeps the problems of notes it does not re-read.
-	loaded, _ := (&StoreSnapshots{Store: f.store}).Load(ctx)
-	again := newCloudIndexer(f.store, f.ix.Text)
-	again.Catalog = loaded
+	again := f.next(t)
 	st, err := again.Sync(ctx, nil)
 	if err != nil || st.Indexed != 0 {
 		t.Fatalf("sync after restart: %+v %v", st, err)
@@ -149,12 +143,7 @@ func TestProblemsMergeOnConflict(t *testing.T) {
 	if _, err := f.ix.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	b := newCloudIndexer(f.store, f.ix.Text)
-	c, err := b.Snapshots.Load(ctx)
-	if err != nil || c == nil {
-		t.Fatalf("loading: %v", err)
-	}
-	b.Catalog = c
+	b := f.next(t)
 	wantReasons(t, "b at start", b.Status().Problems, map[string]string{"binary.md": "binary"})
 
 	// a sees binary.md go and a new bad note come; b, not knowing, saves a
@@ -170,10 +159,7 @@ func TestProblemsMergeOnConflict(t *testing.T) {
 	}
 	want := map[string]string{"a-bad.md": "invalid UTF-8", "b-bad.md": "frontmatter"}
 	wantReasons(t, "b after the merge", b.Status().Problems, want)
-	final, err := (&StoreSnapshots{Store: f.store}).Load(ctx)
-	if err != nil || final == nil {
-		t.Fatal(err)
-	}
+	final := f.saved(t)
 	wantReasons(t, "final snapshot", final.Problems(), want)
 	assertMatchesStore(t, f.ix, final)
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sheaf-dev/sheaf/shared/config"
-	"github.com/sheaf-dev/sheaf/shared/config/local"
 	"github.com/sheaf-dev/sheaf/shared/tools"
 )
 
@@ -40,7 +39,7 @@ func answerCmd() *cobra.Command {
 		if in.Limit < 1 || in.Limit > 20 {
 			return fmt.Errorf("--limit must be 1-20, got %d", in.Limit)
 		}
-		l, s, err := indexedWithLLM(cmd, cfg)
+		l, s, err := indexed(cmd, cfg)
 		if err != nil {
 			return err
 		}
@@ -110,22 +109,4 @@ func vaultFromArgs(cfg *config.Config, args []string) ([]string, error) {
 	}
 	cfg.Vault = args[0]
 	return args[1:], nil
-}
-
-// indexedWithLLM is indexed plus the chat model from --llm-* when the
-// configuration did not wire one.
-func indexedWithLLM(cmd *cobra.Command, cfg *config.Config) (*local.Vault, *tools.Server, error) {
-	l, s, err := indexed(cmd, cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	if l.Vault.LLM == nil {
-		chat, rr, err := cfg.OpenLLM()
-		if err != nil {
-			l.Close()
-			return nil, nil, fmt.Errorf("chat model: %w", err)
-		}
-		l.Vault.LLM, l.Vault.Reranker = chat, rr
-	}
-	return l, s, nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sheaf-dev/sheaf/shared/testbin"
 )
 
 // callKind calls a tool and returns the kind of its error result ("" on
@@ -84,32 +85,13 @@ func TestServeCloudHostile(t *testing.T) {
 	})
 }
 
-// hangingServer accepts connections and never answers.
-func hangingServer(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { c.Close() })
-		}
-	}()
-	return "http://" + ln.Addr().String()
-}
-
 // TestServeCloudHangingServices: an S3 endpoint that accepts connections
 // and never answers fails tool calls with a kind, within the timeout and
 // the SDK's retries.
 func TestServeCloudHangingServices(t *testing.T) {
 	v := newCloudVault(t, "")
 	v.put(t, "a.md", "# A\nalpha")
-	hang := hangingServer(t)
+	hang := testbin.Silent(t)
 	for name, tc := range map[string]struct {
 		vault, search, tool string
 		args                map[string]any

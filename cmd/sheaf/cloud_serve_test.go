@@ -1,10 +1,8 @@
 package main
 
 import (
-	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,25 +16,7 @@ import (
 func sampleCloudVault(t *testing.T) *cloudVault {
 	t.Helper()
 	v := newCloudVault(t, "")
-	root := "../../infra/sample-vault"
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		v.put(t, filepath.ToSlash(rel), string(data))
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("uploading the sample vault: %v", err)
-	}
+	v.s3.PutDir(t, "vault", "notes", "../../infra/sample-vault")
 	v.put(t, "assets/huge.bin", string(make([]byte, toolstest.HugeAttachmentBytes)))
 	if out, err := v.command().CombinedOutput(); err != nil {
 		t.Fatalf("reconcile: %v\n%s", err, out)

@@ -37,7 +37,7 @@ func evalCmd() *cobra.Command {
 		default:
 			return fmt.Errorf("--mode must be fulltext, semantic or hybrid, got %q", in.Mode)
 		}
-		l, s, err := indexedWithLLM(cmd, cfg)
+		l, s, err := indexed(cmd, cfg)
 		if err != nil {
 			return err
 		}

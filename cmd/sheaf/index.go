@@ -5,10 +5,12 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/sheaf-dev/sheaf/indexer"
 	"github.com/sheaf-dev/sheaf/shared/config/local"
 	"github.com/sheaf-dev/sheaf/shared/tools"
 	"github.com/sheaf-dev/sheaf/shared/vault/vaultgen"
@@ -44,20 +46,26 @@ func indexCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%d notes (%d indexed, %d unchanged, %d removed, %d skipped), %d attachments in %s\n",
-			st.Notes, st.Indexed, st.Kept, st.Removed, st.Skipped, st.Attachments, st.Elapsed.Round(1e6))
-		probs := l.Indexer.Status().Problems
-		paths := make([]string, 0, len(probs))
-		for p := range probs {
-			paths = append(paths, p)
-		}
-		sort.Strings(paths)
-		for _, p := range paths {
-			fmt.Printf("  %s: %s\n", p, probs[p])
-		}
+		printSync(st, l.Indexer)
 		return nil
 	}
 	return cmd
+}
+
+// printSync prints what a sync or reconcile did, then the problem of each
+// file it skipped or indexed only in part, by path.
+func printSync(st indexer.SyncStats, ix *indexer.Indexer) {
+	fmt.Printf("%d notes (%d indexed, %d unchanged, %d removed, %d skipped), %d attachments in %s\n",
+		st.Notes, st.Indexed, st.Kept, st.Removed, st.Skipped, st.Attachments, st.Elapsed.Round(time.Millisecond))
+	probs := ix.Status().Problems
+	paths := make([]string, 0, len(probs))
+	for p := range probs {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		fmt.Printf("  %s: %s\n", p, probs[p])
+	}
 }
 
 func searchCmd() *cobra.Command {

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sort"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -93,17 +92,7 @@ func reconcileOnce(ctx context.Context, cl *config.Cloud, log *slog.Logger) erro
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%d notes (%d indexed, %d unchanged, %d removed, %d skipped), %d attachments in %s\n",
-		st.Notes, st.Indexed, st.Kept, st.Removed, st.Skipped, st.Attachments, st.Elapsed.Round(time.Millisecond))
-	probs := cl.Indexer.Status().Problems
-	paths := make([]string, 0, len(probs))
-	for p := range probs {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
-		fmt.Printf("  %s: %s\n", p, probs[p])
-	}
+	printSync(st, cl.Indexer)
 	if err := cl.RefreshEmbeddings(ctx); err != nil {
 		log.Warn("embedding the vault; the semantic tools will retry", "err", err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net"
@@ -11,16 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-
 	"github.com/sheaf-dev/sheaf/shared/config"
 	"github.com/sheaf-dev/sheaf/shared/store/s3/s3test"
+	"github.com/sheaf-dev/sheaf/shared/testbin"
 	"github.com/sheaf-dev/sheaf/shared/textindex/meili/meilifake"
 )
 
@@ -38,12 +34,7 @@ func newCloudVault(t *testing.T, webhook string) *cloudVault {
 
 func (v *cloudVault) put(t *testing.T, path, body string) {
 	t.Helper()
-	_, err := v.s3.Client(t).PutObject(t.Context(), &s3.PutObjectInput{
-		Bucket: aws.String("vault"), Key: aws.String("notes/" + path), Body: strings.NewReader(body),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	v.s3.Put(t, "vault", "notes/"+path, []byte(body))
 }
 
 func (v *cloudVault) args(extra ...string) []string {
@@ -150,8 +141,8 @@ func TestReconcileWebhook(t *testing.T) {
 	addr := hook.Addr().String()
 	hook.Close()
 	cmd := v.command("--webhook", addr)
-	var out lockedBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := new(testbin.Output)
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -183,22 +174,4 @@ func TestReconcileWebhook(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer that a process writes while the test reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

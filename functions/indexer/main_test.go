@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,13 +20,7 @@ import (
 func build(t *testing.T) string {
 	t.Helper()
 	rietest.Require(t)
-	out := filepath.Join(t.TempDir(), "bootstrap")
-	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w", "-o", out, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the bootstrap: %v\n%s", err, b)
-	}
-	return out
+	return rietest.Build(t, ".")
 }
 
 // s3Record is an S3 notification record for key (form-encoded, as S3

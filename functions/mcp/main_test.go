@@ -44,11 +44,7 @@ func build(t testing.TB) string {
 			return
 		}
 		bootstrap = filepath.Join(dir, "bootstrap")
-		cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w", "-o", bootstrap, ".")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("%v\n%s", err, out)
-		}
+		buildErr = rietest.BuildTo(".", bootstrap)
 	})
 	if buildErr != nil {
 		t.Fatalf("building the bootstrap: %v", buildErr)

@@ -124,11 +124,11 @@ func OpenCloud(ctx context.Context, c *Config, log *slog.Logger) (*Cloud, error)
 	if os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" {
 		v.MaxWait = LambdaMaxWait
 	}
-	cl := &Cloud{Vault: v, Indexer: ix, Store: st, Root: v.Root, snaps: snaps}
-	if err := cl.openEmbeddings(ctx, c, log); err != nil {
+	if v.LLM, v.Reranker, err = c.OpenLLM(); err != nil {
 		return nil, err
 	}
-	if v.LLM, v.Reranker, err = c.OpenLLM(); err != nil {
+	cl := &Cloud{Vault: v, Indexer: ix, Store: st, Root: v.Root, snaps: snaps}
+	if err := cl.openEmbeddings(ctx, c, log); err != nil {
 		return nil, err
 	}
 	return cl, nil

@@ -3,51 +3,20 @@ package config
 import (
 	"context"
 	"log/slog"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/sheaf-dev/sheaf/shared/testbin"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 )
-
-// silentServer accepts connections and never answers.
-func silentServer(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return "http://" + ln.Addr().String()
-}
 
 // TestSearchBounded: a Meilisearch that accepts connections and never
 // answers fails the tools' searches after the bound instead of hanging.
 func TestSearchBounded(t *testing.T) {
 	t.Setenv("AWS_ACCESS_KEY_ID", "a")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "b")
-	cl, err := OpenCloud(t.Context(), &Config{Vault: "s3://b/p?region=us-east-1", Search: silentServer(t)}, slog.New(slog.DiscardHandler))
+	cl, err := OpenCloud(t.Context(), &Config{Vault: "s3://b/p?region=us-east-1", Search: testbin.Silent(t)}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

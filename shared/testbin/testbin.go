@@ -1,7 +1,8 @@
 // Package testbin finds the external programs that tests and test
 // harnesses run (versitygw, aws-lambda-rie, node, ...), and skips a test
 // whose program is missing, except under CI, which installs everything:
-// there a missing program fails the test.
+// there a missing program fails the test. It also collects such programs'
+// output (Output) and stands in for a hung service (Silent).
 package testbin
 
 import (

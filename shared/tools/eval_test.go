@@ -8,11 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sheaf-dev/sheaf/indexer"
 	"github.com/sheaf-dev/sheaf/shared/llm"
 	"github.com/sheaf-dev/sheaf/shared/llm/llmtest"
-	"github.com/sheaf-dev/sheaf/shared/store/fs"
-	"github.com/sheaf-dev/sheaf/shared/textindex/embedded"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
@@ -130,21 +127,8 @@ func sampleServer(t *testing.T) (*Server, *Vault) {
 	if err := os.CopyFS(dir, os.DirFS("../../infra/sample-vault")); err != nil {
 		t.Fatal(err)
 	}
-	st, err := fs.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	text, err := embedded.Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { text.Close() })
-	cat := vault.NewCatalog()
-	if _, err := (&indexer.Indexer{Store: st, Catalog: cat, Text: text}).Sync(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	v := &Vault{ID: "sample", Store: st, Text: text, Catalogs: LiveCatalog{C: cat}}
+	ix := indexFolder(t, dir)
+	v := &Vault{ID: "sample", Store: ix.Store, Text: ix.Text, Catalogs: LiveCatalog{C: ix.Catalog}}
 	s, err := NewServer(v)
 	if err != nil {
 		t.Fatal(err)

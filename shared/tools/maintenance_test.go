@@ -1,10 +1,9 @@
 package tools
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -17,13 +16,7 @@ func maintVault(t *testing.T, notes map[string]string, immutable ...string) (*Se
 	dir := t.TempDir()
 	cat := vault.NewCatalog()
 	for p, src := range notes {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, dir, p, src, time.Time{})
 		cat.Upsert(vault.Parse(p, []byte(src)).Note)
 	}
 	st, err := fs.Open(dir)

@@ -247,17 +247,7 @@ func embedQuery(ctx context.Context, v *Vault, texts []string) ([]float32, error
 		if len(vec) != len(mean) {
 			return nil, fmt.Errorf("embedding the query: vectors of %d and %d dimensions", len(mean), len(vec))
 		}
-		var norm float64
-		for _, x := range vec {
-			norm += float64(x) * float64(x)
-		}
-		if norm == 0 {
-			continue
-		}
-		inv := float32(1 / math.Sqrt(norm))
-		for i, x := range vec {
-			mean[i] += x * inv
-		}
+		unitAdd(mean, vec)
 	}
 	return mean, nil
 }

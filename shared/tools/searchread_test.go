@@ -13,48 +13,22 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/sheaf-dev/sheaf/indexer"
 	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/store"
-	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
-	"github.com/sheaf-dev/sheaf/shared/textindex/embedded"
-	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
 // indexedServer writes files into a temporary vault, indexes it and serves
 // it; the vault's folder is returned for tests that change it afterwards.
 func indexedServer(t *testing.T, files map[string]string, wrap func(store.Store) store.Store) (*Server, string) {
 	t.Helper()
-	dir := t.TempDir()
-	for p, text := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fst, err := fs.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fst.Close() })
-	text, err := embedded.Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { text.Close() })
-	cat := vault.NewCatalog()
-	var st store.Store = fst
+	dir := writeVault(t, files)
+	ix := indexFolder(t, dir)
+	st := ix.Store
 	if wrap != nil {
-		st = wrap(fst)
+		st = wrap(st)
 	}
-	if _, err := (&indexer.Indexer{Store: fst, Catalog: cat, Text: text}).Sync(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	s, err := NewServer(&Vault{ID: "t", Store: st, Text: text, Catalogs: LiveCatalog{C: cat}})
+	s, err := NewServer(&Vault{ID: "t", Store: st, Text: ix.Text, Catalogs: LiveCatalog{C: ix.Catalog}})
 	if err != nil {
 		t.Fatal(err)
 	}

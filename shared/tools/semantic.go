@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -288,10 +287,7 @@ func clipText(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return clipBytes(s, n) + "…"
 }
 
 // RelatedNotes implements related_notes.
@@ -334,10 +330,10 @@ func (s *Server) RelatedNotes(ctx context.Context, in RelatedIn) (*SemanticResul
 		if linked[h.Path] || len(cands) == in.Limit {
 			continue
 		}
-		if _, ok := cat.Note(h.Path); !ok {
+		cn, ok := cat.Note(h.Path)
+		if !ok {
 			continue
 		}
-		cn, _ := cat.Note(h.Path)
 		cands = append(cands, Candidate{Path: h.Path, Title: cn.Title, Score: float64(h.Score), Ordinals: []int{h.Ordinal}, Heading: h.Heading})
 	}
 	out.Items = hitsOf(ctx, v, cat, cands)
@@ -392,6 +388,24 @@ func normalize(v []float32) bool {
 		v[i] *= inv
 	}
 	return true
+}
+
+// semanticNotes opens the vault of a whole-vault semantic tool
+// (find_duplicates, topic_map), brings its embeddings up to date and
+// returns its notes' vectors (see noteVectors).
+func (s *Server) semanticNotes(ctx context.Context, a VaultArg) (*vault.Catalog, []string, [][]float32, error) {
+	v, cat, err := s.semanticVault(ctx, a)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := refreshEmbeddings(ctx, v, cat); err != nil {
+		return nil, nil, nil, err
+	}
+	paths, vecs, err := noteVectors(ctx, v, cat)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return cat, paths, vecs, nil
 }
 
 // noteVectors returns the unit mean vector of every embedded note that is
@@ -497,14 +511,7 @@ func (h *pairHeap) offer(p DuplicatePair, k int) {
 
 // FindDuplicates implements find_duplicates.
 func (s *Server) FindDuplicates(ctx context.Context, in DuplicatesIn) (*DuplicatesOut, error) {
-	v, cat, err := s.semanticVault(ctx, in.VaultArg)
-	if err != nil {
-		return nil, err
-	}
-	if err := refreshEmbeddings(ctx, v, cat); err != nil {
-		return nil, err
-	}
-	paths, vecs, err := noteVectors(ctx, v, cat)
+	_, paths, vecs, err := s.semanticNotes(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
 	}
@@ -568,14 +575,7 @@ const maxTopicNotes = 100
 // TopicMap implements topic_map. Clusters are single-linkage: the connected
 // components of the graph joining notes whose mean vectors reach threshold.
 func (s *Server) TopicMap(ctx context.Context, in TopicMapIn) (*TopicMapOut, error) {
-	v, cat, err := s.semanticVault(ctx, in.VaultArg)
-	if err != nil {
-		return nil, err
-	}
-	if err := refreshEmbeddings(ctx, v, cat); err != nil {
-		return nil, err
-	}
-	paths, vecs, err := noteVectors(ctx, v, cat)
+	cat, paths, vecs, err := s.semanticNotes(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
 	}

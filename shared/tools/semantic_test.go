@@ -33,7 +33,9 @@ type semFixture struct {
 	dir  string
 }
 
-func writeFile(t *testing.T, dir, p, text string, mtime time.Time) {
+// writeFile writes text to the vault-relative path p under dir, with the
+// modification time mtime unless it is zero.
+func writeFile(t testing.TB, dir, p, text string, mtime time.Time) {
 	t.Helper()
 	full := filepath.Join(dir, filepath.FromSlash(p))
 	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
@@ -51,11 +53,7 @@ func writeFile(t *testing.T, dir, p, text string, mtime time.Time) {
 
 func newSemFixture(t *testing.T, files map[string]string) *semFixture {
 	t.Helper()
-	dir := t.TempDir()
-	for p, text := range files {
-		writeFile(t, dir, p, text, time.Time{})
-	}
-	return openSemFixture(t, dir)
+	return openSemFixture(t, writeVault(t, files))
 }
 
 func openSemFixture(t *testing.T, dir string) *semFixture {
@@ -65,6 +63,31 @@ func openSemFixture(t *testing.T, dir string) *semFixture {
 
 // openSemFixtureWith indexes dir and embeds with emb (nil: a fake).
 func openSemFixtureWith(t *testing.T, dir string, emb embed.Embedder) *semFixture {
+	t.Helper()
+	ix := indexFolder(t, dir)
+	vec, err := vecembedded.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { vec.Close() })
+	fake := embed.NewFake(256)
+	if emb == nil {
+		emb = fake
+	}
+	st := ix.Store
+	v := &Vault{ID: "t", Store: st, Text: ix.Text, Catalogs: LiveCatalog{C: ix.Catalog},
+		Embedder: emb, Vectors: vec,
+		Embeddings: &indexer.Embeddings{Store: st, Embedder: emb, Vectors: vec, Log: slog.New(slog.DiscardHandler)}}
+	s, err := NewServer(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &semFixture{s: s, v: v, ix: ix, fake: fake, dir: dir}
+}
+
+// indexFolder opens the folder dir as a store with an in-memory text index
+// and indexes it into a fresh catalog; the indexer holds all three.
+func indexFolder(t *testing.T, dir string) *indexer.Indexer {
 	t.Helper()
 	st, err := fs.Open(dir)
 	if err != nil {
@@ -76,28 +99,11 @@ func openSemFixtureWith(t *testing.T, dir string, emb embed.Embedder) *semFixtur
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { text.Close() })
-	vec, err := vecembedded.Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { vec.Close() })
-	cat := vault.NewCatalog()
-	ix := &indexer.Indexer{Store: st, Catalog: cat, Text: text, Log: slog.New(slog.DiscardHandler)}
+	ix := &indexer.Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text, Log: slog.New(slog.DiscardHandler)}
 	if _, err := ix.Sync(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	fake := embed.NewFake(256)
-	if emb == nil {
-		emb = fake
-	}
-	v := &Vault{ID: "t", Store: st, Text: text, Catalogs: LiveCatalog{C: cat},
-		Embedder: emb, Vectors: vec,
-		Embeddings: &indexer.Embeddings{Store: st, Embedder: emb, Vectors: vec, Log: slog.New(slog.DiscardHandler)}}
-	s, err := NewServer(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &semFixture{s: s, v: v, ix: ix, fake: fake, dir: dir}
+	return ix
 }
 
 func (f *semFixture) write(t *testing.T, p, text string) {

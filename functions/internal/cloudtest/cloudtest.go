@@ -5,9 +5,7 @@
 package cloudtest
 
 import (
-	"bytes"
 	"context"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -16,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sheaf-dev/sheaf/functions/internal/fnenv"
@@ -47,25 +43,7 @@ func Sample(t testing.TB, opts s3test.Options) *Vault {
 	t.Helper()
 	v := &Vault{S3: s3test.Start(t, opts), Meili: meilifake.New(t), Bucket: "sheaf-vault", Prefix: "team/notes"}
 	v.S3.CreateBucket(t, v.Bucket)
-	root := filepath.Join(RepoRoot(t), "infra", "sample-vault")
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		v.Put(t, filepath.ToSlash(rel), data)
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("uploading the sample vault: %v", err)
-	}
+	v.S3.PutDir(t, v.Bucket, v.Prefix, filepath.Join(RepoRoot(t), "infra", "sample-vault"))
 	v.Put(t, "assets/huge.bin", make([]byte, toolstest.HugeAttachmentBytes))
 	return v
 }
@@ -73,14 +51,7 @@ func Sample(t testing.TB, opts s3test.Options) *Vault {
 // Put writes one object at a vault path through the S3 API.
 func (v *Vault) Put(t testing.TB, path string, data []byte) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_, err := v.S3.Client(t).PutObject(ctx, &s3.PutObjectInput{
-		Bucket: aws.String(v.Bucket), Key: aws.String(v.Key(path)), Body: bytes.NewReader(data),
-	})
-	if err != nil {
-		t.Fatalf("putting %s: %v", path, err)
-	}
+	v.S3.Put(t, v.Bucket, v.Key(path), data)
 }
 
 // Key is the object key of a vault path.

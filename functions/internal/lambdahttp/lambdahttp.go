@@ -257,12 +257,13 @@ func (w *recorder) response(v2 bool) any {
 		code = http.StatusOK
 	}
 	header, body := w.header, w.body.Bytes()
-	if len(body) > MaxResponseBytes || (!textual(header.Get("Content-Type"), body) && base64.StdEncoding.EncodedLen(len(body)) > MaxResponseBytes) {
-		code, header = http.StatusBadGateway, http.Header{"Content-Type": {"application/json"}}
+	isText := textual(header.Get("Content-Type"), body)
+	if len(body) > MaxResponseBytes || (!isText && base64.StdEncoding.EncodedLen(len(body)) > MaxResponseBytes) {
+		code, header, isText = http.StatusBadGateway, http.Header{"Content-Type": {"application/json"}}, true
 		body = []byte(`{"error":"the response is larger than Lambda can return (6 MB)"}` + "\n")
 	}
 	text, b64 := string(body), false
-	if !textual(header.Get("Content-Type"), body) {
+	if !isText {
 		text, b64 = base64.StdEncoding.EncodeToString(body), true
 	}
 	if !v2 {

@@ -53,18 +53,27 @@ func Require(t testing.TB) string {
 	return testbin.Require(t, "aws-lambda-rie", EnvBinary, install)
 }
 
-// Build compiles the function in pkg (a package directory or import path)
-// the way the deployment does: a static linux binary named bootstrap, with
-// the lambda.norpc tag, stripped. It returns the binary's path.
+// Build compiles the function in pkg (see BuildTo) to a bootstrap in a
+// temporary folder of the test and returns its path.
 func Build(t testing.TB, pkg string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "bootstrap")
+	if err := BuildTo(pkg, out); err != nil {
+		t.Fatalf("building %s: %v", pkg, err)
+	}
+	return out
+}
+
+// BuildTo compiles the function in pkg (a package directory or import
+// path) to out the way the deployment does: a static linux binary, with
+// the lambda.norpc tag, stripped. The error holds the compiler's output.
+func BuildTo(pkg, out string) error {
 	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w", "-o", out, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building %s: %v\n%s", pkg, err, b)
+		return fmt.Errorf("%v\n%s", err, b)
 	}
-	return out
+	return nil
 }
 
 // RIE is a running emulator with one function.

@@ -51,6 +51,10 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, erro
 	if strings.Contains(c.Vault, "://") {
 		return nil, fmt.Errorf("vault %q is not a folder: serve a cloud vault with `sheaf serve`, index it with `sheaf reconcile`", c.Vault)
 	}
+	chat, rr, err := c.OpenLLM()
+	if err != nil {
+		return nil, fmt.Errorf("chat model: %w", err)
+	}
 	root, err := filepath.Abs(c.Vault)
 	if err != nil {
 		return nil, err
@@ -87,16 +91,12 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, erro
 			return tools.IndexStatus{State: s.State, Done: s.Done, Total: s.Total, Problems: s.Problems}
 		},
 		ImmutablePaths: c.ImmutablePaths, MaxNoteBytes: c.MaxNoteBytes, MaxAttachmentBytes: c.MaxAttachmentBytes,
-		CursorKey: c.CursorKey,
+		CursorKey: c.CursorKey, LLM: chat, Reranker: rr,
 	}
 	l := &Vault{Vault: v, Indexer: ix, Root: root, State: state, text: text}
 	if err := l.openEmbeddings(ctx, c, log); err != nil {
 		text.Close()
 		return nil, err
-	}
-	if v.LLM, v.Reranker, err = c.OpenLLM(); err != nil {
-		l.Close()
-		return nil, fmt.Errorf("chat model: %w", err)
 	}
 	return l, nil
 }

@@ -2,9 +2,7 @@ package s3
 
 import (
 	"context"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -12,6 +10,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/sheaf-dev/sheaf/shared/store"
+	"github.com/sheaf-dev/sheaf/shared/testbin"
 )
 
 func TestParseURL(t *testing.T) {
@@ -167,32 +166,7 @@ func FuzzSharedPrefix(f *testing.F) {
 // TestOpenTimeout: a server that accepts connections and never answers
 // fails calls after the timeout (and the SDK's retries), never hangs them.
 func TestOpenTimeout(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	defer func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
-	c, err := ParseURL("s3://b/p?endpoint=http://" + ln.Addr().String() + "&path_style=true&region=us-east-1&timeout=200ms")
+	c, err := ParseURL("s3://b/p?endpoint=" + testbin.Silent(t) + "&path_style=true&region=us-east-1&timeout=200ms")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,13 +29,16 @@
 package s3test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -198,6 +201,46 @@ func (s *Server) CreateBucket(t testing.TB, name string) {
 	defer cancel()
 	if _, err := s.Client(t).CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(name)}); err != nil {
 		t.Fatalf("s3test: create bucket %q: %v", name, err)
+	}
+}
+
+// Put writes data at key in bucket, failing the test on error.
+func (s *Server) Put(t testing.TB, bucket, key string, data []byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := s.Client(t).PutObject(ctx, &s3.PutObjectInput{
+		Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(data),
+	}); err != nil {
+		t.Fatalf("s3test: put %q: %v", key, err)
+	}
+}
+
+// PutDir uploads every file under dir to bucket, each at prefix + "/" +
+// its slash-separated path under dir ("" prefix: at that path), failing
+// the test on error.
+func (s *Server) PutDir(t testing.TB, bucket, prefix, dir string) {
+	t.Helper()
+	if prefix = strings.Trim(prefix, "/"); prefix != "" {
+		prefix += "/"
+	}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		s.Put(t, bucket, prefix+filepath.ToSlash(rel), data)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("s3test: uploading %s: %v", dir, err)
 	}
 }
 

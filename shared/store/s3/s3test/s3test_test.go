@@ -136,3 +136,45 @@ func TestWebhook(t *testing.T) {
 		}
 	}
 }
+
+// TestPutDir: every file under a folder lands at prefix/its path, with
+// its bytes; Put writes one key as given.
+func TestPutDir(t *testing.T) {
+	s := Start(t, Options{})
+	s.CreateBucket(t, "vault")
+	dir := t.TempDir()
+	want := map[string]string{}
+	for rel, body := range map[string]string{"a.md": "# A\n", "sub/Caf\u00e9 +1.md": "caf\u00e9", "sub/deeper/x.bin": "\x00\x01"} {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want["team/notes/"+rel] = body
+	}
+	s.PutDir(t, "vault", "/team/notes/", dir)
+	s.Put(t, "vault", "top level.md", []byte("top"))
+	want["top level.md"] = "top"
+	c := s.Client(t)
+	for key, body := range want {
+		out, err := c.GetObject(t.Context(), &s3.GetObjectInput{Bucket: aws.String("vault"), Key: aws.String(key)})
+		if err != nil {
+			t.Errorf("get %q: %v", key, err)
+			continue
+		}
+		got, err := io.ReadAll(out.Body)
+		out.Body.Close()
+		if err != nil || string(got) != body {
+			t.Errorf("%q = %q, %v; want %q", key, got, err, body)
+		}
+	}
+	list, err := c.ListObjectsV2(t.Context(), &s3.ListObjectsV2Input{Bucket: aws.String("vault")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Contents) != len(want) {
+		t.Errorf("%d objects in the bucket, want %d", len(list.Contents), len(want))
+	}
+}
