@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"runtime"
 	"slices"
@@ -20,17 +21,18 @@ import (
 )
 
 // Snapshot format: a gzip stream of JSON lines. The first line is the
-// header; then one line per note, one per attachment, and (since version 2)
-// one per problem ({"path", "reason"}).
+// header; then one line per note, one per attachment, (since version 2) one
+// per problem ({"path", "reason"}) and (since version 3) one per removed
+// path ({"path"}).
 //
-// WriteSnapshot writes SnapshotVersion; ReadSnapshot also reads version 1
-// (no problems section), so handlers keep serving a snapshot written before
-// an upgrade until the indexer next saves. Version 1 readers refuse version
-// 2 with ErrSnapshotVersion and rebuild, instead of failing on the extra
-// lines.
+// One format serves whole snapshots and segments (see Segment): a whole
+// snapshot is a segment naming every path and removing none. ReadSegment
+// also reads versions 1 and 2, so a catalog written before an upgrade is
+// read as a whole snapshot. Older readers refuse version 3 with
+// ErrSnapshotVersion and rebuild, instead of failing on the extra lines.
 const (
 	SnapshotFormat  = "sheaf-catalog"
-	SnapshotVersion = 2
+	SnapshotVersion = 3
 
 	minSnapshotVersion = 1
 )
@@ -47,43 +49,129 @@ type snapshotHeader struct {
 	Notes       int       `json:"notes"`
 	Attachments int       `json:"attachments"`
 	Problems    int       `json:"problems"`
+	Removed     int       `json:"removed,omitempty"`
 }
 
-// snapshotProblem is one problem line.
-type snapshotProblem struct {
+// Problem is why one file is skipped or only partly indexed.
+type Problem struct {
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
+}
+
+// removedLine is one removed path.
+type removedLine struct {
+	Path string `json:"path"`
 }
 
 // maxHeaderLine bounds the header line, which is a few hundred bytes.
 const maxHeaderLine = 64 << 10
 
-// WriteSnapshot writes the catalog's notes, attachments, problems and index
-// time.
-// Indexes are not written; ReadSnapshot rebuilds them.
-func (c *Catalog) WriteSnapshot(w io.Writer) error {
-	c.mu.RLock()
-	notes := make([]*Note, 0, len(c.notes))
-	for _, n := range c.notes {
-		notes = append(notes, n) // stored notes are never modified in place
-	}
-	atts := make([]Attachment, 0, len(c.atts))
-	for _, a := range c.atts {
-		atts = append(atts, a)
-	}
-	probs := make([]snapshotProblem, 0, len(c.problems))
-	for p, why := range c.problems {
-		probs = append(probs, snapshotProblem{Path: p, Reason: why})
-	}
-	h := snapshotHeader{
-		Format: SnapshotFormat, Version: SnapshotVersion, IndexedAt: c.indexedAt,
-		Written: time.Now().UTC(), Notes: len(notes), Attachments: len(atts), Problems: len(probs),
-	}
-	c.mu.RUnlock()
-	slices.SortFunc(notes, func(a, b *Note) int { return strings.Compare(a.Path, b.Path) })
-	slices.SortFunc(atts, func(a, b Attachment) int { return strings.Compare(a.Path, b.Path) })
-	slices.SortFunc(probs, func(a, b snapshotProblem) int { return strings.Compare(a.Path, b.Path) })
+// Segment is the catalog state of a set of paths: every path it names
+// (in Notes, Attachments, Problems or Removed) has exactly the state the
+// segment gives it, nothing else. Applying segments in order rebuilds a
+// catalog: a whole snapshot is one segment naming every path, the changes
+// of one save another naming only the changed paths (a removed path is one
+// the catalog no longer holds anything of).
+//
+// A segment is a plain value: reading, writing and merging segments need no
+// Catalog. Its notes must be treated as read-only once handed to a Catalog.
+type Segment struct {
+	IndexedAt   time.Time // zero: unknown (applying it keeps the catalog's)
+	Notes       []Note
+	Attachments []Attachment
+	Problems    []Problem
+	Removed     []string
+}
 
+// Len is the number of entries (notes, attachments, problems, removals).
+func (s *Segment) Len() int {
+	return len(s.Notes) + len(s.Attachments) + len(s.Problems) + len(s.Removed)
+}
+
+// Paths returns every path s names, sorted, each once.
+func (s *Segment) Paths() []string {
+	out := make([]string, 0, s.Len())
+	for i := range s.Notes {
+		out = append(out, s.Notes[i].Path)
+	}
+	for _, a := range s.Attachments {
+		out = append(out, a.Path)
+	}
+	for _, p := range s.Problems {
+		out = append(out, p.Path)
+	}
+	out = append(out, s.Removed...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Segment returns the state of paths in c as a segment: a path c holds
+// nothing at is removed. paths == nil means every path (a whole snapshot,
+// removing nothing).
+func (c *Catalog) Segment(paths []string) *Segment {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	s := &Segment{IndexedAt: c.indexedAt}
+	if paths == nil {
+		s.Notes = make([]Note, 0, len(c.notes))
+		for _, n := range c.notes {
+			s.Notes = append(s.Notes, *n) // stored notes are never modified in place
+		}
+		s.Attachments = make([]Attachment, 0, len(c.atts))
+		for _, a := range c.atts {
+			s.Attachments = append(s.Attachments, a)
+		}
+		for p, why := range c.problems {
+			s.Problems = append(s.Problems, Problem{Path: p, Reason: why})
+		}
+	} else {
+		seen := make(map[string]bool, len(paths))
+		for _, p := range paths {
+			p = norm.NFC.String(p)
+			if p == "" || seen[p] {
+				continue
+			}
+			seen[p] = true
+			held := false
+			if n := c.notes[p]; n != nil {
+				s.Notes = append(s.Notes, *n)
+				held = true
+			}
+			if a, ok := c.atts[p]; ok {
+				s.Attachments = append(s.Attachments, a)
+				held = true
+			}
+			if why, ok := c.problems[p]; ok {
+				s.Problems = append(s.Problems, Problem{Path: p, Reason: why})
+				held = true
+			}
+			if !held {
+				s.Removed = append(s.Removed, p)
+			}
+		}
+	}
+	s.sort()
+	return s
+}
+
+func (s *Segment) sort() {
+	slices.SortFunc(s.Notes, func(a, b Note) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(s.Attachments, func(a, b Attachment) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(s.Problems, func(a, b Problem) int { return strings.Compare(a.Path, b.Path) })
+	slices.Sort(s.Removed)
+}
+
+// WriteSnapshot writes the catalog's notes, attachments, problems and index
+// time: a whole snapshot. Indexes are not written; ReadSnapshot rebuilds
+// them.
+func (c *Catalog) WriteSnapshot(w io.Writer) error { return c.Segment(nil).Write(w) }
+
+// Write writes s in the snapshot format.
+func (s *Segment) Write(w io.Writer) error {
+	h := snapshotHeader{
+		Format: SnapshotFormat, Version: SnapshotVersion, IndexedAt: s.IndexedAt, Written: time.Now().UTC(),
+		Notes: len(s.Notes), Attachments: len(s.Attachments), Problems: len(s.Problems), Removed: len(s.Removed),
+	}
 	zw, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
 	if err != nil {
 		return err
@@ -94,19 +182,24 @@ func (c *Catalog) WriteSnapshot(w io.Writer) error {
 	if err := enc.Encode(h); err != nil {
 		return fmt.Errorf("vault: write snapshot header: %w", err)
 	}
-	for _, n := range notes {
-		if err := enc.Encode(n); err != nil {
-			return fmt.Errorf("vault: write snapshot note %q: %w", n.Path, err)
+	for i := range s.Notes {
+		if err := enc.Encode(&s.Notes[i]); err != nil {
+			return fmt.Errorf("vault: write snapshot note %q: %w", s.Notes[i].Path, err)
 		}
 	}
-	for _, a := range atts {
+	for _, a := range s.Attachments {
 		if err := enc.Encode(a); err != nil {
 			return fmt.Errorf("vault: write snapshot attachment %q: %w", a.Path, err)
 		}
 	}
-	for _, p := range probs {
+	for _, p := range s.Problems {
 		if err := enc.Encode(p); err != nil {
 			return fmt.Errorf("vault: write snapshot problem %q: %w", p.Path, err)
+		}
+	}
+	for _, p := range s.Removed {
+		if err := enc.Encode(removedLine{Path: p}); err != nil {
+			return fmt.Errorf("vault: write snapshot removal %q: %w", p, err)
 		}
 	}
 	if err := bw.Flush(); err != nil {
@@ -115,20 +208,32 @@ func (c *Catalog) WriteSnapshot(w io.Writer) error {
 	return zw.Close()
 }
 
-// ReadSnapshot loads a catalog written by WriteSnapshot and rebuilds its
-// indexes. A version 1 snapshot loads with no problems; one of a version
-// it cannot read gives an error wrapping ErrSnapshotVersion.
+// ReadSnapshot loads a whole catalog written by WriteSnapshot (or a segment,
+// taken alone) and rebuilds its indexes. A version 1 snapshot loads with no
+// problems; one of a version it cannot read gives an error wrapping
+// ErrSnapshotVersion.
 func ReadSnapshot(r io.Reader) (*Catalog, error) {
+	s, err := ReadSegment(r)
+	if err != nil {
+		return nil, err
+	}
+	return CatalogOf(s), nil
+}
+
+// ReadSegment reads a segment or a whole snapshot of any version from 1 to
+// SnapshotVersion; another version gives an error wrapping
+// ErrSnapshotVersion.
+func ReadSegment(r io.Reader) (*Segment, error) {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
 		return nil, fmt.Errorf("vault: read snapshot: %w", err)
 	}
 	defer zr.Close()
-	return readSnapshot(bufio.NewReaderSize(zr, 1<<20))
+	return readSegment(bufio.NewReaderSize(zr, 1<<20))
 }
 
-// readSnapshot reads the decompressed snapshot stream.
-func readSnapshot(br *bufio.Reader) (*Catalog, error) {
+// readSegment reads the decompressed snapshot stream.
+func readSegment(br *bufio.Reader) (*Segment, error) {
 	line, err := readLine(br, maxHeaderLine)
 	if err != nil {
 		return nil, fmt.Errorf("vault: read snapshot header: %w", err)
@@ -140,7 +245,8 @@ func readSnapshot(br *bufio.Reader) (*Catalog, error) {
 	if h.Version < minSnapshotVersion || h.Version > SnapshotVersion {
 		return nil, fmt.Errorf("%w: got %d, want %d to %d", ErrSnapshotVersion, h.Version, minSnapshotVersion, SnapshotVersion)
 	}
-	if h.Notes < 0 || h.Attachments < 0 || h.Problems < 0 || h.Version < 2 && h.Problems != 0 {
+	if h.Notes < 0 || h.Attachments < 0 || h.Problems < 0 || h.Removed < 0 ||
+		h.Version < 2 && h.Problems != 0 || h.Version < 3 && h.Removed != 0 {
 		return nil, fmt.Errorf("vault: corrupt snapshot header")
 	}
 
@@ -148,18 +254,15 @@ func readSnapshot(br *bufio.Reader) (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	ptrs := make([]*Note, len(notes))
 	for i := range notes {
 		n := &notes[i]
 		if n.Path == "" {
 			return nil, fmt.Errorf("vault: snapshot note %d has no path", i)
 		}
 		n.Path = norm.NFC.String(n.Path)
-		ptrs[i] = n
 	}
-	c := newCatalog(len(notes), min(h.Attachments, 1<<16))
-	c.indexedAt = h.IndexedAt
-	c.load(ptrs)
+	s := &Segment{IndexedAt: h.IndexedAt, Notes: notes}
+	s.Attachments = make([]Attachment, 0, min(h.Attachments, 1<<16))
 	for i := range h.Attachments {
 		line, err := readLine(br, -1)
 		if err != nil {
@@ -170,23 +273,219 @@ func readSnapshot(br *bufio.Reader) (*Catalog, error) {
 			return nil, fmt.Errorf("vault: corrupt snapshot attachment %d", i)
 		}
 		a.Path = norm.NFC.String(a.Path)
-		c.upsertAttachmentLocked(a)
+		if a.MimeType == "" {
+			a.MimeType = MimeTypeOf(a.Path)
+		}
+		s.Attachments = append(s.Attachments, a)
 	}
 	for i := range h.Problems {
 		line, err := readLine(br, -1)
 		if err != nil {
 			return nil, fmt.Errorf("vault: read snapshot problem %d: %w", i, err)
 		}
-		var p snapshotProblem
+		var p Problem
 		if err := json.Unmarshal(line, &p); err != nil || p.Path == "" || p.Reason == "" {
 			return nil, fmt.Errorf("vault: corrupt snapshot problem %d", i)
 		}
-		c.problems[norm.NFC.String(p.Path)] = p.Reason
+		p.Path = norm.NFC.String(p.Path)
+		s.Problems = append(s.Problems, p)
+	}
+	for i := range h.Removed {
+		line, err := readLine(br, -1)
+		if err != nil {
+			return nil, fmt.Errorf("vault: read snapshot removal %d: %w", i, err)
+		}
+		var rm removedLine
+		if err := json.Unmarshal(line, &rm); err != nil || rm.Path == "" {
+			return nil, fmt.Errorf("vault: corrupt snapshot removal %d", i)
+		}
+		s.Removed = append(s.Removed, norm.NFC.String(rm.Path))
 	}
 	if _, err := br.ReadByte(); err != io.EOF {
 		return nil, fmt.Errorf("vault: snapshot has trailing data")
 	}
-	return c, nil
+	return s, nil
+}
+
+// MergeSegments returns one segment equivalent to applying segs in order:
+// each path named by any of them, with the state the last one naming it
+// gives. When base is true the result is applied to nothing (it replaces
+// a catalog's first segments), so removals are dropped. Its IndexedAt is
+// the last non-zero one.
+func MergeSegments(segs []*Segment, base bool) *Segment {
+	type state struct {
+		note *Note
+		att  *Attachment
+		prob *Problem
+	}
+	final := map[string]*state{}
+	out := &Segment{}
+	for _, s := range segs {
+		if !s.IndexedAt.IsZero() {
+			out.IndexedAt = s.IndexedAt
+		}
+		for _, p := range s.Paths() {
+			final[p] = &state{}
+		}
+		for i := range s.Notes {
+			final[s.Notes[i].Path].note = &s.Notes[i]
+		}
+		for i := range s.Attachments {
+			final[s.Attachments[i].Path].att = &s.Attachments[i]
+		}
+		for i := range s.Problems {
+			final[s.Problems[i].Path].prob = &s.Problems[i]
+		}
+	}
+	for p, st := range final {
+		if st.note != nil {
+			out.Notes = append(out.Notes, *st.note)
+		}
+		if st.att != nil {
+			out.Attachments = append(out.Attachments, *st.att)
+		}
+		if st.prob != nil {
+			out.Problems = append(out.Problems, *st.prob)
+		}
+		if st.note == nil && st.att == nil && st.prob == nil && !base {
+			out.Removed = append(out.Removed, p)
+		}
+	}
+	out.sort()
+	return out
+}
+
+// Split divides s into at most parts segments by a hash of the path: all
+// the state of one path stays in one part, so the parts may be applied in
+// any order. Empty parts are left out.
+func (s *Segment) Split(parts int) []*Segment {
+	if parts <= 1 {
+		return []*Segment{s}
+	}
+	out := make([]*Segment, parts)
+	for i := range out {
+		out[i] = &Segment{IndexedAt: s.IndexedAt}
+	}
+	part := func(p string) *Segment { return out[PathHash(p)%uint32(parts)] }
+	for _, n := range s.Notes {
+		ps := part(n.Path)
+		ps.Notes = append(ps.Notes, n)
+	}
+	for _, a := range s.Attachments {
+		ps := part(a.Path)
+		ps.Attachments = append(ps.Attachments, a)
+	}
+	for _, p := range s.Problems {
+		ps := part(p.Path)
+		ps.Problems = append(ps.Problems, p)
+	}
+	for _, p := range s.Removed {
+		ps := part(p)
+		ps.Removed = append(ps.Removed, p)
+	}
+	return slices.DeleteFunc(out, func(s *Segment) bool { return s.Len() == 0 })
+}
+
+// PathHash is the FNV-1a hash of a path, which Split shards by.
+func PathHash(p string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(p))
+	return h.Sum32()
+}
+
+// CatalogOf builds a catalog from segments applied in order (whose notes it
+// keeps), building its indexes once, on all cores.
+func CatalogOf(segs ...*Segment) *Catalog {
+	if len(segs) == 1 && len(segs[0].Removed) == 0 {
+		return catalogOfOne(segs[0])
+	}
+	notes := map[string]*Note{}
+	atts := map[string]Attachment{}
+	probs := map[string]string{}
+	var indexedAt time.Time
+	for _, s := range segs {
+		if !s.IndexedAt.IsZero() {
+			indexedAt = s.IndexedAt
+		}
+		for _, p := range s.Paths() {
+			delete(notes, p)
+			delete(atts, p)
+			delete(probs, p)
+		}
+		for i := range s.Notes {
+			notes[s.Notes[i].Path] = &s.Notes[i]
+		}
+		for _, a := range s.Attachments {
+			atts[a.Path] = a
+		}
+		for _, p := range s.Problems {
+			probs[p.Path] = p.Reason
+		}
+	}
+	ptrs := make([]*Note, 0, len(notes))
+	for _, n := range notes {
+		ptrs = append(ptrs, n)
+	}
+	c := newCatalog(len(ptrs), len(atts))
+	c.indexedAt = indexedAt
+	c.load(ptrs)
+	for _, a := range atts {
+		c.upsertAttachmentLocked(a)
+	}
+	c.problems = probs
+	return c
+}
+
+// catalogOfOne is CatalogOf of one segment that removes nothing: no maps
+// in between.
+func catalogOfOne(s *Segment) *Catalog {
+	ptrs := make([]*Note, len(s.Notes))
+	for i := range s.Notes {
+		ptrs[i] = &s.Notes[i]
+	}
+	c := newCatalog(len(ptrs), min(len(s.Attachments), 1<<16))
+	c.indexedAt = s.IndexedAt
+	c.load(ptrs)
+	for _, a := range s.Attachments {
+		c.upsertAttachmentLocked(a)
+	}
+	for _, p := range s.Problems {
+		c.problems[p.Path] = p.Reason
+	}
+	return c
+}
+
+// Apply gives every path s names the state s gives it, in place.
+func (c *Catalog) Apply(s *Segment) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range s.Paths() {
+		if old := c.notes[p]; old != nil {
+			c.unindex(old)
+			delete(c.notes, p)
+		}
+		if _, ok := c.atts[p]; ok {
+			k := LinkKey(p)
+			c.attKeys.del(k, p)
+			c.attBases.del(lastSegment(k), p)
+			delete(c.atts, p)
+		}
+		delete(c.problems, p)
+	}
+	for i := range s.Notes {
+		n := s.Notes[i]
+		c.upsertLocked(&n)
+	}
+	for _, a := range s.Attachments {
+		c.upsertAttachmentLocked(a)
+	}
+	for _, p := range s.Problems {
+		c.problems[p.Path] = p.Reason
+	}
+	if !s.IndexedAt.IsZero() {
+		c.indexedAt = s.IndexedAt
+	}
+	c.gen++
 }
 
 // readNotes reads count note lines, then decodes them on all CPUs.

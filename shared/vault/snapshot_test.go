@@ -96,11 +96,11 @@ func TestSnapshotProblems(t *testing.T) {
 	var plain bytes.Buffer
 	plain.ReadFrom(zr)
 	lines := strings.Split(strings.TrimSuffix(plain.String(), "\n"), "\n")
-	if len(lines) != 4 || !strings.Contains(lines[0], `"version":2`) || !strings.Contains(lines[0], `"problems":3`) {
+	if len(lines) != 4 || !strings.Contains(lines[0], `"version":3`) || !strings.Contains(lines[0], `"problems":3`) {
 		t.Fatalf("snapshot lines = %q", lines)
 	}
 	for i, want := range []string{"Café/a.md", "a.md", "z.md"} {
-		var p snapshotProblem
+		var p Problem
 		if err := json.Unmarshal([]byte(lines[i+1]), &p); err != nil || p.Path != want {
 			t.Errorf("line %d = %s, want the problem of %q", i+1, lines[i+1], want)
 		}
@@ -395,10 +395,11 @@ func FuzzReadSnapshot(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ReadSnapshot(bytes.NewReader(data)) // gzip framing
 		// The decompressed stream, which raw bytes rarely reach.
-		c, err := readSnapshot(bufio.NewReader(bytes.NewReader(data)))
+		seg, err := readSegment(bufio.NewReader(bytes.NewReader(data)))
 		if err != nil {
 			return
 		}
+		c := CatalogOf(seg)
 		var out bytes.Buffer
 		if err := c.WriteSnapshot(&out); err != nil {
 			t.Fatalf("accepted snapshot does not write back: %v", err)

@@ -1,0 +1,155 @@
+package vault
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+)
+
+// sameCatalog fails unless a and b hold the same notes, attachments,
+// problems and index time, and answer index-backed queries alike.
+func sameCatalog(t *testing.T, what string, a, b *Catalog) {
+	t.Helper()
+	if x, y := a.Notes(), b.Notes(); !reflect.DeepEqual(x, y) {
+		t.Fatalf("%s: notes differ: %d vs %d", what, len(x), len(y))
+	}
+	if x, y := a.Attachments(), b.Attachments(); !reflect.DeepEqual(x, y) {
+		t.Fatalf("%s: attachments differ: %v vs %v", what, x, y)
+	}
+	if x, y := a.Problems(), b.Problems(); !reflect.DeepEqual(x, y) {
+		t.Fatalf("%s: problems differ: %v vs %v", what, x, y)
+	}
+	if !a.IndexedAt().Equal(b.IndexedAt()) {
+		t.Fatalf("%s: indexed at %v vs %v", what, a.IndexedAt(), b.IndexedAt())
+	}
+	if x, y := a.Tags(""), b.Tags(""); !reflect.DeepEqual(x, y) {
+		t.Fatalf("%s: tags differ", what)
+	}
+	for _, n := range a.Notes() {
+		if x, y := a.Backlinks(n.Path), b.Backlinks(n.Path); !reflect.DeepEqual(x, y) {
+			t.Fatalf("%s: backlinks of %s differ: %v vs %v", what, n.Path, x, y)
+		}
+	}
+}
+
+func roundTrip(t *testing.T, s *Segment) *Segment {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := s.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadSegment(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// Random changes saved as segments of the changed paths rebuild the same
+// catalog however the segments are combined: applied in order to a fresh
+// catalog, in place, merged into one base, merged in runs, split in parts.
+func TestSegmentsRebuildTheCatalog(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	live := NewCatalog()
+	mod := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	var segs []*Segment
+	for round := range 40 {
+		var changed []string
+		for range 1 + r.IntN(30) {
+			p := fmt.Sprintf("f%d/n%d.md", r.IntN(4), r.IntN(60))
+			changed = append(changed, p)
+			switch r.IntN(6) {
+			case 0, 1, 2:
+				n := note(p, wl(fmt.Sprintf("n%d", r.IntN(60)), 1), wl("f1/n3", 2))
+				n.Tags = []string{fmt.Sprintf("t/%d", r.IntN(5))}
+				n.Hash = fmt.Sprint(round)
+				live.Upsert(n)
+			case 3:
+				live.Remove(p)
+			case 4:
+				a := fmt.Sprintf("img/%d.png", r.IntN(10))
+				changed = append(changed, a)
+				if r.IntN(2) == 0 {
+					live.UpsertAttachment(Attachment{Path: a, Size: int64(round), Modified: mod})
+				} else {
+					live.RemoveAttachment(a)
+				}
+			case 5:
+				why := ""
+				if r.IntN(2) == 0 {
+					why = fmt.Sprintf("broken %d", round)
+				}
+				live.SetProblem(p, why)
+			}
+		}
+		live.SetIndexedAt(mod.Add(time.Duration(round) * time.Minute))
+		segs = append(segs, roundTrip(t, live.Segment(changed)))
+	}
+	sameCatalog(t, "CatalogOf", live, CatalogOf(segs...))
+	sameCatalog(t, "whole snapshot", live, CatalogOf(roundTrip(t, live.Segment(nil))))
+
+	inPlace := CatalogOf(segs[:10]...)
+	for _, s := range segs[10:] {
+		inPlace.Apply(s)
+	}
+	sameCatalog(t, "Apply", live, inPlace)
+
+	base := roundTrip(t, MergeSegments(segs, true))
+	if len(base.Removed) != 0 {
+		t.Errorf("a base keeps %d removals", len(base.Removed))
+	}
+	sameCatalog(t, "merged base", live, CatalogOf(base))
+
+	// A run merged in the middle keeps its removals: they hide what the
+	// segments before it hold.
+	mid := roundTrip(t, MergeSegments(segs[5:30], false))
+	runs := append(append(slices.Clone(segs[:5]), mid), segs[30:]...)
+	sameCatalog(t, "merged run", live, CatalogOf(runs...))
+
+	parts := base.Split(7)
+	if len(parts) < 2 {
+		t.Fatalf("split into %d parts", len(parts))
+	}
+	for i, p := range parts {
+		parts[i] = roundTrip(t, p)
+	}
+	slices.Reverse(parts) // any order
+	sameCatalog(t, "parts", live, CatalogOf(parts...))
+	total := 0
+	for _, p := range parts {
+		total += p.Len()
+	}
+	if total != base.Len() {
+		t.Errorf("parts hold %d entries, the base %d", total, base.Len())
+	}
+}
+
+// A segment names removed paths, and applying it removes them.
+func TestSegmentRemoves(t *testing.T) {
+	c := sampleCatalog()
+	c.Remove("Other.md")
+	c.RemoveAttachment("assets/pic.png")
+	c.SetProblem("binary.md", "")
+	s := roundTrip(t, c.Segment([]string{"Other.md", "assets/pic.png", "binary.md", "Inbox/Café.md", "never.md"}))
+	if want := []string{"Other.md", "assets/pic.png", "binary.md", "never.md"}; !reflect.DeepEqual(s.Removed, want) {
+		t.Errorf("removed = %q, want %q", s.Removed, want)
+	}
+	old := sampleCatalog()
+	old.Apply(s)
+	sameCatalog(t, "after Apply", c, old)
+}
+
+func BenchmarkCatalogOfParts100k(b *testing.B) {
+	base := syntheticCatalog(100_000).Segment(nil)
+	parts := base.Split(25)
+	b.ResetTimer()
+	for b.Loop() {
+		if c := CatalogOf(parts...); c.Len() != 100_000 {
+			b.Fatal(c.Len())
+		}
+	}
+}
