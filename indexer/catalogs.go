@@ -1,7 +1,6 @@
 package indexer
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,21 +11,26 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
-// StoreCatalogs is the read side of the catalog snapshot for stateless
-// handlers: it loads the snapshot once, then revalidates it at most once
-// per MaxAge with a Stat, reloading only when the ETag changed. Concurrent
-// callers share one revalidation. A missing snapshot is an empty catalog,
-// so a fresh deployment answers before its first reconcile. While the store
-// cannot be reached, the catalog loaded last is served (and revalidated
-// again after MaxAge).
+// StoreCatalogs is the read side of the segmented catalog (see
+// StoreSnapshots) for stateless handlers: a cold one reads the manifest and
+// every segment (several at once, decoded on all cores); then it
+// revalidates at most once per MaxAge with a Stat of the manifest, and when
+// its ETag changed reads only the segments saved since, applying them in
+// place. Concurrent callers share one revalidation. A missing catalog is an
+// empty one, so a fresh deployment answers before its first reconcile;
+// with no manifest, a whole snapshot of an older Sheaf at Key is read.
+// While the store cannot be reached, the catalog loaded last is served
+// (and revalidated again after MaxAge).
 type StoreCatalogs struct {
 	Store  store.Store
-	Key    string        // default DefaultSnapshotKey
+	Key    string        // the legacy whole snapshot; default DefaultSnapshotKey
+	Dir    string        // default DefaultCatalogDir
 	MaxAge time.Duration // default one second
 
 	mu      sync.Mutex
 	cat     *vault.Catalog
-	etag    string         // of cat; "" for the empty catalog of a missing snapshot
+	view    view           // of cat
+	legacy  string         // ETag of the legacy snapshot cat was read from
 	checked time.Time      // last revalidation
 	flight  *catalogFlight // revalidation in progress
 }
@@ -64,15 +68,15 @@ func (c *StoreCatalogs) Catalog(ctx context.Context) (*vault.Catalog, error) {
 // so a caller that gives up does not fail the others.
 func (c *StoreCatalogs) revalidate(ctx context.Context, f *catalogFlight) {
 	c.mu.Lock()
-	old, oldTag := c.cat, c.etag
+	old, v, legacy := c.cat, c.view, c.legacy
 	c.mu.Unlock()
 
-	cat, etag, err := c.fetch(ctx, old, oldTag)
+	cat, nv, nlegacy, err := c.fetch(ctx, old, v, legacy)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
 	case err == nil:
-		c.cat, c.etag = cat, etag
+		c.cat, c.view, c.legacy = cat, nv, nlegacy
 		c.checked = time.Now()
 	case old != nil: // serve what we have; try again after MaxAge
 		cat, err = old, nil
@@ -83,39 +87,67 @@ func (c *StoreCatalogs) revalidate(ctx context.Context, f *catalogFlight) {
 	close(f.done)
 }
 
-// fetch returns the snapshot's catalog: old when its ETag is still oldTag.
-func (c *StoreCatalogs) fetch(ctx context.Context, old *vault.Catalog, oldTag string) (*vault.Catalog, string, error) {
-	obj, err := c.Store.Stat(ctx, c.key())
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		if old != nil && oldTag == "" {
-			return old, "", nil
+// fetch returns the current catalog: old, updated in place by the segments
+// saved since v, when that is enough; else a new one.
+func (c *StoreCatalogs) fetch(ctx context.Context, old *vault.Catalog, v view, legacy string) (*vault.Catalog, view, string, error) {
+	f := c.files()
+	if old != nil && v.found {
+		obj, err := f.store.Stat(ctx, f.manifestKey())
+		switch {
+		case err == nil && obj.ETag == v.etag:
+			return old, v, "", nil
+		case err != nil && !errors.Is(err, store.ErrNotFound):
+			return nil, v, "", fmt.Errorf("checking the catalog manifest: %w", err)
 		}
-		return vault.NewCatalog(), "", nil
-	case err != nil:
-		return nil, "", fmt.Errorf("checking the catalog snapshot: %w", err)
-	case old != nil && obj.ETag == oldTag:
-		return old, oldTag, nil
+		nv, segs, whole, err := f.update(ctx, v)
+		if err != nil {
+			return nil, v, "", fmt.Errorf("reading the catalog: %w", err)
+		}
+		if whole != nil {
+			return whole, nv, "", nil
+		}
+		for _, s := range segs {
+			old.Apply(s)
+		}
+		if nv.man.IndexedAt.After(old.IndexedAt()) {
+			old.SetIndexedAt(nv.man.IndexedAt)
+		}
+		return old, nv, "", nil
 	}
-	data, obj, err := c.Store.Get(ctx, c.key(), 0)
-	if errors.Is(err, store.ErrNotFound) { // deleted between Stat and Get
-		return vault.NewCatalog(), "", nil
+	if old != nil && !v.found { // an empty or legacy catalog: has a manifest appeared?
+		_, err := f.store.Stat(ctx, f.manifestKey())
+		if errors.Is(err, store.ErrNotFound) {
+			obj, err := f.store.Stat(ctx, f.legacy)
+			switch {
+			case errors.Is(err, store.ErrNotFound) && legacy == "":
+				return old, v, "", nil
+			case err == nil && obj.ETag == legacy:
+				return old, v, legacy, nil
+			case err != nil && !errors.Is(err, store.ErrNotFound):
+				return nil, v, "", fmt.Errorf("checking the catalog snapshot: %w", err)
+			}
+		} else if err != nil {
+			return nil, v, "", fmt.Errorf("checking the catalog manifest: %w", err)
+		}
 	}
+	cat, nv, err := f.load(ctx)
 	if err != nil {
-		return nil, "", fmt.Errorf("reading the catalog snapshot: %w", err)
+		return nil, v, "", fmt.Errorf("reading the catalog: %w", err)
 	}
-	cat, err := vault.ReadSnapshot(bytes.NewReader(data))
-	if err != nil {
-		return nil, "", fmt.Errorf("reading the catalog snapshot %s: %w", c.key(), err)
+	if cat == nil {
+		return vault.NewCatalog(), nv, "", nil
 	}
-	return cat, obj.ETag, nil
+	if !nv.found { // read from the legacy snapshot: remember its ETag
+		if obj, err := f.store.Stat(ctx, f.legacy); err == nil {
+			legacy = obj.ETag
+		}
+		return cat, nv, legacy, nil
+	}
+	return cat, nv, "", nil
 }
 
-func (c *StoreCatalogs) key() string {
-	if c.Key == "" {
-		return DefaultSnapshotKey
-	}
-	return c.Key
+func (c *StoreCatalogs) files() catalogFiles {
+	return (&StoreSnapshots{Store: c.Store, Key: c.Key, Dir: c.Dir}).files()
 }
 
 func (c *StoreCatalogs) maxAge() time.Duration {

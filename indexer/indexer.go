@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -66,6 +67,8 @@ type Indexer struct {
 	touchMu    sync.Mutex
 	touched    map[string]uint64 // path -> generation of its last change, until saved
 	touchedAll uint64            // generation of a Sync not saved yet (0: none)
+
+	conflicts atomic.Int64 // saves retried after a conflict
 
 	state atomic.Value // string
 	done  atomic.Int64
@@ -218,6 +221,7 @@ func (ix *Indexer) syncLocked(ctx context.Context, progress func(done, total int
 		}
 		for _, p := range stale {
 			ix.Catalog.Remove(p)
+			ix.changed(p)
 		}
 	}
 
@@ -242,6 +246,7 @@ func (ix *Indexer) syncLocked(ctx context.Context, progress func(done, total int
 			if ix.Catalog.Remove(p) {
 				stats.Removed++
 			}
+			ix.changed(p)
 		}
 	}
 	// Files no longer in the store have no problems.
@@ -254,11 +259,16 @@ func (ix *Indexer) syncLocked(ctx context.Context, progress func(done, total int
 	attSeen := make(map[string]bool, len(atts))
 	for _, o := range atts {
 		attSeen[o.Path] = true
-		ix.Catalog.UpsertAttachment(attachmentOf(o))
+		a := attachmentOf(o)
+		if old, ok := ix.Catalog.Attachment(a.Path); !ok || old.Size != a.Size || !old.Modified.Equal(a.Modified) || old.MimeType != a.MimeType {
+			ix.Catalog.UpsertAttachment(a)
+			ix.changed(a.Path)
+		}
 	}
 	for _, a := range ix.Catalog.Attachments() {
 		if !attSeen[a.Path] {
 			ix.Catalog.RemoveAttachment(a.Path)
+			ix.changed(a.Path)
 		}
 	}
 	ix.Catalog.SetIndexedAt(time.Now().UTC())
@@ -392,6 +402,7 @@ func (ix *Indexer) write(ctx context.Context, batch []*parsed) error {
 	}
 	for _, p := range batch {
 		ix.Catalog.Upsert(p.note)
+		ix.changed(p.note.Path)
 	}
 	ix.done.Add(int64(len(batch)))
 	return nil
@@ -484,7 +495,7 @@ func (ix *Indexer) applyMany(ctx context.Context, paths []string) []error {
 	for _, p := range sorted {
 		defer ix.paths.lock(p)()
 	}
-	return ix.applyLocked(ctx, paths)
+	return ix.applyLocked(ctx, paths, false)
 }
 
 // step is what applying one path comes to.
@@ -498,8 +509,11 @@ type step struct {
 }
 
 // applyLocked is applyMany with ix.mu held (shared with the paths' locks,
-// or exclusively).
-func (ix *Indexer) applyLocked(ctx context.Context, paths []string) []error {
+// or exclusively). With force, a note is re-read and re-indexed even when
+// the catalog already holds its current version: after a conflict the
+// catalog may hold another indexer's version while the text index holds
+// this one's.
+func (ix *Indexer) applyLocked(ctx context.Context, paths []string, force bool) []error {
 	steps := make([]step, len(paths))
 	next := atomic.Int64{}
 	var wg sync.WaitGroup
@@ -508,7 +522,7 @@ func (ix *Indexer) applyLocked(ctx context.Context, paths []string) []error {
 		go func() {
 			defer wg.Done()
 			for i := int(next.Add(1) - 1); i < len(steps); i = int(next.Add(1) - 1) {
-				steps[i] = ix.prepare(ctx, paths[i])
+				steps[i] = ix.prepare(ctx, paths[i], force)
 			}
 		}()
 	}
@@ -558,7 +572,7 @@ func (ix *Indexer) applyLocked(ctx context.Context, paths []string) []error {
 }
 
 // prepare looks at one path in the store and decides what to do with it.
-func (ix *Indexer) prepare(ctx context.Context, clean string) step {
+func (ix *Indexer) prepare(ctx context.Context, clean string, force bool) step {
 	st := step{path: clean}
 	if vault.IsNotePath(clean) {
 		if _, known := ix.Catalog.Note(clean); !known {
@@ -582,7 +596,7 @@ func (ix *Indexer) prepare(ctx context.Context, clean string) step {
 		st.att = !ok || old.Size != a.Size || !old.Modified.Equal(a.Modified)
 		return st
 	}
-	if n, ok := ix.Catalog.Note(obj.Path); ok && n.Path == obj.Path && n.ETag == obj.ETag && n.Size == obj.Size {
+	if n, ok := ix.Catalog.Note(obj.Path); !force && ok && n.Path == obj.Path && n.ETag == obj.ETag && n.Size == obj.Size {
 		return st // duplicate or stale event: nothing changed
 	}
 	st.path = obj.Path
@@ -619,11 +633,14 @@ func (ix *Indexer) changed(path string) {
 
 // Save persists the catalog snapshot if anything changed since the last
 // save. Concurrent callers share one write (whoever finds their changes
-// already saved returns at once). The write is conditional (see
-// StoreSnapshots): when another indexer saved first, Save loads their
-// snapshot into Catalog, re-applies every path this indexer changed since
-// its last successful save (or reconciles again after a Sync), and retries,
-// a bounded number of times with jittered backoff.
+// already saved returns at once). With a ChangeSaver (StoreSnapshots,
+// FileSnapshots) only the paths changed since the last successful save are
+// written, so a save costs what changed, not the vault; a checkpoint during
+// a long Sync is cheap. The write is conditional: when another indexer
+// saved first, Save catches up on what it saved, re-applies every path both
+// changed (re-reading it from the store: events are hints), and retries, a
+// bounded number of times with jittered backoff. ConflictRetries counts
+// those retries.
 func (ix *Indexer) Save(ctx context.Context) error {
 	if ix.Snapshots == nil {
 		return nil
@@ -635,8 +652,13 @@ func (ix *Indexer) Save(ctx context.Context) error {
 		return nil
 	}
 	for attempt := 1; ; attempt++ {
-		g := ix.gen.Load()
-		err := ix.Snapshots.Save(ctx, ix.Catalog)
+		g, paths := ix.pending()
+		var err error
+		if cs, ok := ix.Snapshots.(ChangeSaver); ok {
+			err = cs.SaveChanges(ctx, ix.Catalog, paths)
+		} else {
+			err = ix.Snapshots.Save(ctx, ix.Catalog)
+		}
 		if err == nil {
 			ix.saved = g
 			ix.forget(g)
@@ -645,7 +667,8 @@ func (ix *Indexer) Save(ctx context.Context) error {
 		if !errors.Is(err, store.ErrConflict) || attempt == maxSaveAttempts {
 			return err
 		}
-		ix.log().Debug("catalog snapshot saved by another indexer: merging", "attempt", attempt)
+		ix.conflicts.Add(1)
+		ix.log().Debug("catalog saved by another indexer: merging", "attempt", attempt)
 		if err := backoff(ctx, attempt); err != nil {
 			return err
 		}
@@ -655,8 +678,26 @@ func (ix *Indexer) Save(ctx context.Context) error {
 	}
 }
 
+// ConflictRetries counts the saves retried because another indexer saved
+// first.
+func (ix *Indexer) ConflictRetries() int64 { return ix.conflicts.Load() }
+
+// pending returns the current generation and the paths changed up to it
+// and not saved yet, sorted.
+func (ix *Indexer) pending() (uint64, []string) {
+	ix.touchMu.Lock()
+	defer ix.touchMu.Unlock()
+	g := ix.gen.Load()
+	paths := make([]string, 0, len(ix.touched))
+	for p := range ix.touched {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	return g, paths
+}
+
 // maxSaveAttempts bounds Save's conflict retries.
-const maxSaveAttempts = 8
+const maxSaveAttempts = 12
 
 // backoff sleeps before retry attempt+1: exponential from 20 ms, capped at
 // one second, with full jitter so racing indexers spread out.
@@ -686,33 +727,54 @@ func (ix *Indexer) forget(g uint64) {
 	}
 }
 
-// merge loads the snapshot another indexer saved into Catalog and replays
-// this indexer's unsaved changes on top: events are hints, so re-applying a
-// path converges on what the store holds now.
+// merge brings Catalog up to what another indexer saved and replays this
+// indexer's unsaved changes on top: events are hints, so re-applying a
+// path converges on what the store holds now. With a ChangeSaver only the
+// paths both changed are replayed; otherwise the other's whole snapshot is
+// loaded and every unsaved change (or, after a Sync, the whole vault)
+// replayed.
 func (ix *Indexer) merge(ctx context.Context) error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	theirs, err := ix.Snapshots.Load(ctx)
-	if err != nil {
-		return err
-	}
 	ix.touchMu.Lock()
 	all := ix.touchedAll != 0
-	paths := make([]string, 0, len(ix.touched))
+	mine := make(map[string]bool, len(ix.touched))
 	for p := range ix.touched {
-		paths = append(paths, p)
+		mine[p] = true
 	}
 	ix.touchMu.Unlock()
-	if theirs == nil { // deleted, or of another format: rebuild
-		theirs, all = vault.NewCatalog(), true
+
+	var replay []string
+	if cs, ok := ix.Snapshots.(ChangeSaver); ok {
+		theirs, reloaded, err := cs.CatchUp(ctx, ix.Catalog)
+		if err != nil {
+			return err
+		}
+		if reloaded {
+			theirs = slices.Collect(maps.Keys(mine))
+		}
+		for _, p := range theirs {
+			if mine[p] {
+				replay = append(replay, p)
+			}
+		}
+	} else {
+		theirs, err := ix.Snapshots.Load(ctx)
+		if err != nil {
+			return err
+		}
+		if theirs == nil { // deleted, or of another format: rebuild
+			theirs, all = vault.NewCatalog(), true
+		}
+		replaceCatalog(ix.Catalog, theirs)
+		if all {
+			_, err := ix.syncLocked(ctx, nil)
+			return err
+		}
+		replay = slices.Collect(maps.Keys(mine))
 	}
-	replaceCatalog(ix.Catalog, theirs)
-	if all {
-		_, err := ix.syncLocked(ctx, nil)
-		return err
-	}
-	sort.Strings(paths)
-	for _, err := range ix.applyLocked(ctx, paths) {
+	sort.Strings(replay)
+	for _, err := range ix.applyLocked(ctx, replay, true) {
 		if err != nil && !IsPermanent(err) {
 			return err
 		}

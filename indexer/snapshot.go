@@ -3,13 +3,20 @@ package indexer
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/sheaf-dev/sheaf/shared/store"
+	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
@@ -18,82 +25,211 @@ type SnapshotStore interface {
 	// Load returns the saved catalog, or (nil, nil) when there is none or it
 	// is of another format version (the caller then rebuilds).
 	Load(ctx context.Context) (*vault.Catalog, error)
+	// Save writes the whole catalog.
 	Save(ctx context.Context, c *vault.Catalog) error
 }
 
-// FileSnapshots keeps the snapshot in a local file, written atomically.
-type FileSnapshots struct{ Path string }
-
-// Load implements SnapshotStore.
-func (f FileSnapshots) Load(context.Context) (*vault.Catalog, error) {
-	fh, err := os.Open(f.Path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	c, err := vault.ReadSnapshot(fh)
-	if errors.Is(err, vault.ErrSnapshotVersion) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w (delete it to rebuild)", f.Path, err)
-	}
-	return c, nil
+// ChangeSaver is a SnapshotStore that can save only what changed: its cost
+// depends on the change, not on the vault. The Indexer uses it when its
+// SnapshotStore has it.
+type ChangeSaver interface {
+	// SaveChanges saves the state in c of paths (and c's index time);
+	// store.ErrConflict means another writer saved first: CatchUp, then
+	// try again.
+	SaveChanges(ctx context.Context, c *vault.Catalog, paths []string) error
+	// CatchUp applies to c, in place, what other writers saved since this
+	// store last loaded, saved or caught up, and returns the paths they
+	// changed; all is true when c had to be reloaded whole.
+	CatchUp(ctx context.Context, c *vault.Catalog) (paths []string, all bool, err error)
 }
 
-// Save implements SnapshotStore.
-func (f FileSnapshots) Save(_ context.Context, c *vault.Catalog) error {
-	if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(f.Path), ".catalog-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := c.WriteSnapshot(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), f.Path)
-}
-
-// DefaultSnapshotKey is where the catalog snapshot lives in a store.
+// DefaultSnapshotKey is where Sheaf before catalog format 3 kept the whole
+// snapshot in one object. It is read when no manifest exists (then the
+// first save writes the segmented layout) and never written.
 const DefaultSnapshotKey = ".sheaf/catalog.json.gz"
 
-// StoreSnapshots keeps the snapshot as an object in the vault's store (the
-// cloud layout: ".sheaf/catalog.json.gz"). Saves are conditional on the ETag
-// last loaded or saved (IfNoneMatch when there was none), so two writers can
-// never silently overwrite each other: the loser gets store.ErrConflict.
-type StoreSnapshots struct {
-	Store store.Store
-	Key   string // default DefaultSnapshotKey
+// DefaultCatalogDir is where the segmented catalog lives in a store.
+const DefaultCatalogDir = ".sheaf/catalog/"
 
-	mu   sync.Mutex
-	etag string
+// manifestName is the manifest's name inside the catalog folder.
+const manifestName = "manifest.json"
+
+const (
+	manifestFormat  = "sheaf-catalog-manifest"
+	manifestVersion = 3
+	// partPaths is how many paths one segment object holds at most: bigger
+	// segments are split by path hash, so readers fetch and decode them on
+	// all cores.
+	partPaths = 4096
+	// mergeFanout is how many segments of one size class are merged into
+	// one (see StoreSnapshots).
+	mergeFanout = 8
+	// levelBase is the size of the smallest size class, in paths.
+	levelBase = 256
+	// fetchers is how many segment objects are read at once.
+	fetchers = 16
+)
+
+// manifest lists the segments that make up the catalog, oldest first. It
+// is the one object written conditionally: a segment is visible once the
+// manifest names it.
+type manifest struct {
+	Format    string       `json:"format"`
+	Version   int          `json:"version"`
+	Seq       uint64       `json:"seq"` // Last of the newest segment
+	IndexedAt time.Time    `json:"indexed_at"`
+	Segments  []segmentRef `json:"segments"`
 }
 
-func (s *StoreSnapshots) key() string {
-	if s.Key == "" {
-		return DefaultSnapshotKey
+// segmentRef is one segment: the saves First..Last merged, stored as one
+// or more parts (disjoint by path hash).
+type segmentRef struct {
+	First uint64   `json:"first"`
+	Last  uint64   `json:"last"`
+	Paths int      `json:"paths"`
+	Bytes int64    `json:"bytes"`
+	Parts []string `json:"parts"` // object names inside the catalog folder
+}
+
+// level is the size class of a segment: 0 below levelBase*mergeFanout
+// paths, one more for each further factor of mergeFanout.
+func (r segmentRef) level() int {
+	l := 0
+	for n := r.Paths / levelBase; n >= mergeFanout; n /= mergeFanout {
+		l++
 	}
-	return s.Key
+	return l
 }
 
-// Load implements SnapshotStore. A snapshot of another format version gives
-// (nil, nil) and is overwritten by the next Save.
-func (s *StoreSnapshots) Load(ctx context.Context) (*vault.Catalog, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	data, obj, err := s.Store.Get(ctx, s.key(), 0)
+// catalogFiles reads and writes the segmented layout of one store.
+type catalogFiles struct {
+	store  store.Store
+	dir    string // with a trailing slash
+	legacy string
+}
+
+func (f catalogFiles) manifestKey() string { return f.dir + manifestName }
+
+// readManifest returns the manifest and its ETag; found is false when there
+// is none.
+func (f catalogFiles) readManifest(ctx context.Context) (m manifest, etag string, found bool, err error) {
+	data, obj, err := f.store.Get(ctx, f.manifestKey(), 1<<26)
 	if errors.Is(err, store.ErrNotFound) {
-		s.etag = ""
+		return manifest{}, "", false, nil
+	}
+	if err != nil {
+		return manifest{}, "", false, err
+	}
+	if err := json.Unmarshal(data, &m); err != nil || m.Format != manifestFormat {
+		return manifest{}, "", false, fmt.Errorf("%s is not a catalog manifest", f.manifestKey())
+	}
+	if m.Version != manifestVersion {
+		return manifest{}, "", false, fmt.Errorf("%w: manifest %s has version %d, want %d", vault.ErrSnapshotVersion, f.manifestKey(), m.Version, manifestVersion)
+	}
+	return m, obj.ETag, true, nil
+}
+
+// readSegments fetches and decodes every part of refs, several at once,
+// and returns them in order (parts of one segment are disjoint, so their
+// order does not matter). A part deleted meanwhile (merged by another
+// writer) gives store.ErrNotFound: read the manifest again.
+func (f catalogFiles) readSegments(ctx context.Context, refs []segmentRef) ([]*vault.Segment, error) {
+	var keys []string
+	for _, r := range refs {
+		keys = append(keys, r.Parts...)
+	}
+	out := make([]*vault.Segment, len(keys))
+	errs := make([]error, len(keys))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(fetchers, len(keys)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(keys); i = int(next.Add(1) - 1) {
+				data, _, err := f.store.Get(ctx, f.dir+keys[i], 0)
+				if err == nil {
+					out[i], err = vault.ReadSegment(bytes.NewReader(data))
+				}
+				if err != nil {
+					errs[i] = fmt.Errorf("catalog segment %s: %w", keys[i], err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+// writeSegment stores seg as the saves first..last, split into parts of at
+// most partPaths paths, each under a new name.
+func (f catalogFiles) writeSegment(ctx context.Context, seg *vault.Segment, first, last uint64) (segmentRef, error) {
+	ref := segmentRef{First: first, Last: last, Paths: seg.Len()}
+	parts := seg.Split((seg.Len() + partPaths - 1) / partPaths)
+	id := randomID()
+	names := make([]string, len(parts))
+	sizes := make([]int64, len(parts))
+	errs := make([]error, len(parts))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(fetchers, len(parts)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(parts); i = int(next.Add(1) - 1) {
+				var buf bytes.Buffer
+				if errs[i] = parts[i].Write(&buf); errs[i] != nil {
+					continue
+				}
+				names[i] = fmt.Sprintf("seg-%016x-%016x-%s-%d.jsonl.gz", last, first, id, i)
+				sizes[i] = int64(buf.Len())
+				_, errs[i] = f.store.Put(ctx, f.dir+names[i], buf.Bytes(), store.PutOptions{IfNoneMatch: true})
+			}
+		})
+	}
+	wg.Wait()
+	ref.Parts = names
+	for _, s := range sizes {
+		ref.Bytes += s
+	}
+	if err := errors.Join(errs...); err != nil {
+		f.remove(context.WithoutCancel(ctx), ref)
+		return segmentRef{}, fmt.Errorf("writing a catalog segment: %w", err)
+	}
+	return ref, nil
+}
+
+// remove deletes the parts of refs, best effort: a part left behind is
+// only garbage, which Sweep collects.
+func (f catalogFiles) remove(ctx context.Context, refs ...segmentRef) {
+	for _, r := range refs {
+		for _, p := range r.Parts {
+			if p != "" {
+				_ = f.store.Delete(ctx, f.dir+p, "")
+			}
+		}
+	}
+}
+
+// writeManifest writes m if the manifest's ETag is still etag ("": if
+// there is none); store.ErrConflict otherwise.
+func (f catalogFiles) writeManifest(ctx context.Context, m manifest, etag string) (string, error) {
+	m.Format, m.Version = manifestFormat, manifestVersion
+	data, err := json.Marshal(m)
+	if err != nil {
+		return "", err
+	}
+	obj, err := f.store.Put(ctx, f.manifestKey(), data, store.PutOptions{IfMatch: etag, IfNoneMatch: etag == ""})
+	if err != nil {
+		return "", err
+	}
+	return obj.ETag, nil
+}
+
+// readLegacy reads a whole snapshot of format 1 to 3 at the legacy key:
+// nil when there is none or it is of another version.
+func (f catalogFiles) readLegacy(ctx context.Context) (*vault.Catalog, error) {
+	if f.legacy == "" {
+		return nil, nil
+	}
+	data, _, err := f.store.Get(ctx, f.legacy, 0)
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
@@ -101,29 +237,452 @@ func (s *StoreSnapshots) Load(ctx context.Context) (*vault.Catalog, error) {
 	}
 	c, err := vault.ReadSnapshot(bytes.NewReader(data))
 	if errors.Is(err, vault.ErrSnapshotVersion) {
-		s.etag = obj.ETag
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading the catalog snapshot %s: %w", s.key(), err)
+		return nil, fmt.Errorf("reading the catalog snapshot %s: %w", f.legacy, err)
 	}
-	s.etag = obj.ETag
 	return c, nil
 }
 
-// Save implements SnapshotStore; store.ErrConflict means another writer won.
-func (s *StoreSnapshots) Save(ctx context.Context, c *vault.Catalog) error {
-	var buf bytes.Buffer
-	if err := c.WriteSnapshot(&buf); err != nil {
-		return err
+// view is the manifest a reader or writer last saw.
+type view struct {
+	man   manifest
+	etag  string // "": no manifest existed
+	found bool
+}
+
+// load reads the whole catalog: the manifest's segments, or the legacy
+// snapshot when there is no manifest (nil when there is neither). A segment
+// merged away between reading the manifest and reading it is retried.
+func (f catalogFiles) load(ctx context.Context) (*vault.Catalog, view, error) {
+	for attempt := 1; ; attempt++ {
+		m, etag, found, err := f.readManifest(ctx)
+		if err != nil {
+			return nil, view{}, err
+		}
+		if !found {
+			c, err := f.readLegacy(ctx)
+			return c, view{}, err
+		}
+		segs, err := f.readSegments(ctx, m.Segments)
+		if errors.Is(err, store.ErrNotFound) && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			return nil, view{}, err
+		}
+		c := vault.CatalogOf(segs...)
+		if c.IndexedAt().IsZero() || m.IndexedAt.After(c.IndexedAt()) {
+			c.SetIndexedAt(m.IndexedAt)
+		}
+		return c, view{man: m, etag: etag, found: true}, nil
 	}
+}
+
+// update brings a reader at v up to the manifest now stored. It returns
+// the segments to apply in order, or a whole catalog when applying is not
+// enough (the manifest was replaced, or its base merged in saves the
+// reader has not seen, dropping their removals); neither when nothing
+// changed.
+func (f catalogFiles) update(ctx context.Context, v view) (view, []*vault.Segment, *vault.Catalog, error) {
+	for attempt := 1; ; attempt++ {
+		m, etag, found, err := f.readManifest(ctx)
+		switch {
+		case err != nil:
+			return v, nil, nil, err
+		case !found && !v.found:
+			return v, nil, nil, nil
+		case found && etag == v.etag:
+			return v, nil, nil, nil
+		}
+		nv := view{man: m, etag: etag, found: found}
+		if !found || m.Seq < v.man.Seq || !v.found {
+			c, lv, err := f.load(ctx)
+			if err == nil && c == nil {
+				c = vault.NewCatalog()
+			}
+			return lv, nil, c, err
+		}
+		var todo []segmentRef
+		for i, r := range m.Segments {
+			if r.Last <= v.man.Seq {
+				continue
+			}
+			if i == 0 && r.First <= v.man.Seq { // a new base over saves seen and unseen
+				c, lv, err := f.load(ctx)
+				return lv, nil, c, err
+			}
+			todo = append(todo, r)
+		}
+		segs, err := f.readSegments(ctx, todo)
+		if errors.Is(err, store.ErrNotFound) && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			return v, nil, nil, err
+		}
+		return nv, segs, nil, nil
+	}
+}
+
+// StoreSnapshots keeps the catalog in the vault's store as segments listed
+// by a manifest (the cloud layout, under ".sheaf/catalog/"; the local one,
+// in the state folder, see FileSnapshots). It is a ChangeSaver:
+//
+//   - Each save writes one new segment holding only the changed paths
+//     (new names, never overwritten), then the manifest, conditionally on
+//     the ETag last seen (If-None-Match when there was none), so two
+//     writers never silently overwrite each other: the loser gets
+//     store.ErrConflict, catches up on the winner's segments and retries.
+//   - After a save, when the newest mergeFanout segments are of one size
+//     class, they are merged into one (a path hash splits big segments into
+//     parts of partPaths), and the merged-away objects deleted: each path
+//     is rewritten about once per size class, so the bytes written per
+//     note stay about constant, and a reader fetches a few dozen objects
+//     at most, whatever the vault's size.
+//   - With no manifest, the legacy whole snapshot at Key is loaded and the
+//     first save writes the whole catalog as the first segment.
+type StoreSnapshots struct {
+	Store store.Store
+	Key   string // the legacy whole snapshot; default DefaultSnapshotKey
+	Dir   string // default DefaultCatalogDir
+
+	mu      sync.Mutex
+	view    view   // the manifest last loaded, saved or caught up
+	applied uint64 // the saves reflected in the caller's catalog
+	stats   SaveStats
+}
+
+// SaveStats counts what a StoreSnapshots wrote.
+type SaveStats struct {
+	Saves         int   // segments saved (one per successful SaveChanges with changes)
+	Conflicts     int   // saves refused because another writer saved first
+	SegmentBytes  int64 // compressed bytes of the segments saved
+	LastSaveBytes int64 // of the last one
+	Merges        int   // merges of segments
+	MergeBytes    int64 // compressed bytes the merges wrote
+	Segments      int   // segments in the manifest now
+}
+
+// Stats returns the counts so far.
+func (s *StoreSnapshots) Stats() SaveStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	opts := store.PutOptions{IfMatch: s.etag, IfNoneMatch: s.etag == ""}
-	obj, err := s.Store.Put(ctx, s.key(), buf.Bytes(), opts)
+	st := s.stats
+	st.Segments = len(s.view.man.Segments)
+	return st
+}
+
+func (s *StoreSnapshots) files() catalogFiles {
+	dir := s.Dir
+	if dir == "" {
+		dir = DefaultCatalogDir
+	}
+	if dir[len(dir)-1] != '/' {
+		dir += "/"
+	}
+	legacy := s.Key
+	if legacy == "" {
+		legacy = DefaultSnapshotKey
+	}
+	return catalogFiles{store: s.Store, dir: dir, legacy: legacy}
+}
+
+// Load implements SnapshotStore. A snapshot of another format version gives
+// (nil, nil); the next save replaces it.
+func (s *StoreSnapshots) Load(ctx context.Context) (*vault.Catalog, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, v, err := s.files().load(ctx)
+	if errors.Is(err, vault.ErrSnapshotVersion) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.view, s.applied = v, v.man.Seq
+	return c, nil
+}
+
+// Save implements SnapshotStore: it writes the whole catalog as the only
+// segment.
+func (s *StoreSnapshots) Save(ctx context.Context, c *vault.Catalog) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.saveWhole(ctx, c)
+}
+
+func (s *StoreSnapshots) saveWhole(ctx context.Context, c *vault.Catalog) error {
+	f := s.files()
+	seq := s.view.man.Seq + 1
+	ref, err := f.writeSegment(ctx, c.Segment(nil), 1, seq)
 	if err != nil {
 		return err
 	}
-	s.etag = obj.ETag
+	m := manifest{Seq: seq, IndexedAt: c.IndexedAt(), Segments: []segmentRef{ref}}
+	etag, err := f.writeManifest(ctx, m, s.view.etag)
+	if err != nil {
+		f.remove(context.WithoutCancel(ctx), ref)
+		if errors.Is(err, store.ErrConflict) {
+			s.stats.Conflicts++
+		}
+		return err
+	}
+	old := s.view.man.Segments
+	s.view, s.applied = view{man: m, etag: etag, found: true}, seq
+	s.counted(ref)
+	f.remove(context.WithoutCancel(ctx), old...)
 	return nil
+}
+
+func (s *StoreSnapshots) counted(ref segmentRef) {
+	s.stats.Saves++
+	s.stats.SegmentBytes += ref.Bytes
+	s.stats.LastSaveBytes = ref.Bytes
+}
+
+// SaveChanges implements ChangeSaver. With no manifest yet, or a catalog
+// that has not caught up with the manifest last seen, it saves nothing:
+// the first case writes the whole catalog, the second is a conflict.
+func (s *StoreSnapshots) SaveChanges(ctx context.Context, c *vault.Catalog, paths []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.view.found {
+		return s.saveWhole(ctx, c)
+	}
+	if s.applied != s.view.man.Seq {
+		s.stats.Conflicts++
+		return fmt.Errorf("the catalog is behind the manifest: %w", store.ErrConflict)
+	}
+	f := s.files()
+	m := s.view.man
+	m.Segments = slices.Clone(m.Segments)
+	m.IndexedAt = c.IndexedAt()
+	var ref segmentRef
+	if len(paths) > 0 {
+		var err error
+		ref, err = f.writeSegment(ctx, c.Segment(paths), m.Seq+1, m.Seq+1)
+		if err != nil {
+			return err
+		}
+		m.Seq++
+		m.Segments = append(m.Segments, ref)
+	}
+	etag, err := f.writeManifest(ctx, m, s.view.etag)
+	if err != nil {
+		f.remove(context.WithoutCancel(ctx), ref)
+		if errors.Is(err, store.ErrConflict) {
+			s.stats.Conflicts++
+		}
+		return err
+	}
+	s.view, s.applied = view{man: m, etag: etag, found: true}, m.Seq
+	if len(paths) > 0 {
+		s.counted(ref)
+	}
+	s.merge(ctx)
+	return nil
+}
+
+// CatchUp implements ChangeSaver.
+func (s *StoreSnapshots) CatchUp(ctx context.Context, c *vault.Catalog) ([]string, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := s.view
+	if s.applied != v.man.Seq { // a merge adopted saves not applied yet
+		v.man.Seq, v.etag = s.applied, "-"
+	}
+	nv, segs, whole, err := s.files().update(ctx, v)
+	if errors.Is(err, vault.ErrSnapshotVersion) {
+		whole, nv, err = vault.NewCatalog(), view{}, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	s.view, s.applied = nv, nv.man.Seq
+	if whole != nil {
+		replaceCatalog(c, whole)
+		return nil, true, nil
+	}
+	var paths []string
+	for _, seg := range segs {
+		c.Apply(seg)
+		paths = append(paths, seg.Paths()...)
+	}
+	if !nv.man.IndexedAt.IsZero() && nv.man.IndexedAt.After(c.IndexedAt()) {
+		c.SetIndexedAt(nv.man.IndexedAt)
+	}
+	slices.Sort(paths)
+	return slices.Compact(paths), false, nil
+}
+
+// merge merges the newest segments while mergeFanout or more of them are
+// of the newest one's size class or smaller. It is best effort: a failure,
+// or another writer merging first, leaves the segments as they are.
+func (s *StoreSnapshots) merge(ctx context.Context) {
+	f := s.files()
+	for range 8 {
+		refs := s.view.man.Segments
+		n := len(refs)
+		if n < mergeFanout {
+			return
+		}
+		lvl := refs[n-1].level()
+		j := n - 1
+		for j > 0 && refs[j-1].level() <= lvl {
+			j--
+		}
+		if n-j < mergeFanout {
+			return
+		}
+		run := slices.Clone(refs[j:])
+		segs, err := f.readSegments(ctx, run)
+		if err != nil {
+			return
+		}
+		merged := vault.MergeSegments(segs, j == 0)
+		ref, err := f.writeSegment(ctx, merged, run[0].First, run[len(run)-1].Last)
+		if err != nil {
+			return
+		}
+		m := s.view.man
+		m.Segments = append(slices.Clone(refs[:j]), ref)
+		etag, err := f.writeManifest(ctx, m, s.view.etag)
+		if errors.Is(err, store.ErrConflict) {
+			// Another writer saved meanwhile: keep its segments after ours
+			// when the merged ones are still there, unmerged.
+			var cur manifest
+			cur, etag, _, err = f.readManifest(ctx)
+			if err == nil && len(cur.Segments) >= n && sameRefs(cur.Segments[:n], refs) {
+				m = cur
+				m.Segments = append(append(slices.Clone(refs[:j]), ref), cur.Segments[n:]...)
+				etag, err = f.writeManifest(ctx, m, etag)
+			} else if err == nil {
+				err = store.ErrConflict
+			}
+		}
+		if err != nil {
+			f.remove(context.WithoutCancel(ctx), ref)
+			return
+		}
+		s.view = view{man: m, etag: etag, found: true}
+		s.stats.Merges++
+		s.stats.MergeBytes += ref.Bytes
+		f.remove(context.WithoutCancel(ctx), run...)
+	}
+}
+
+func sameRefs(a, b []segmentRef) bool {
+	return slices.EqualFunc(a, b, func(x, y segmentRef) bool {
+		return x.First == y.First && x.Last == y.Last && slices.Equal(x.Parts, y.Parts)
+	})
+}
+
+// Sweep deletes segment objects that no manifest names and that are older
+// than age: parts of saves that lost a race or died before their manifest
+// was written. Merged-away parts are deleted as they are replaced.
+func (s *StoreSnapshots) Sweep(ctx context.Context, age time.Duration) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.files()
+	m, _, found, err := f.readManifest(ctx)
+	if err != nil || !found {
+		return 0, err
+	}
+	named := map[string]bool{manifestName: true}
+	for _, r := range m.Segments {
+		for _, p := range r.Parts {
+			named[p] = true
+		}
+	}
+	var stale []string
+	err = f.store.List(ctx, f.dir, func(o store.Object) error {
+		name := o.Path[len(f.dir):]
+		if !named[name] && time.Since(o.Modified) > age {
+			stale = append(stale, o.Path)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, p := range stale {
+		if err := f.store.Delete(ctx, p, ""); err != nil {
+			return 0, err
+		}
+	}
+	return len(stale), nil
+}
+
+func randomID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// FileSnapshots keeps the catalog in a local folder: the same segmented
+// layout as StoreSnapshots, in a "catalog" folder beside Path. Path is the
+// whole snapshot of Sheaf before catalog format 3, read when the folder
+// holds no manifest yet.
+type FileSnapshots struct {
+	Path string
+
+	once sync.Once
+	s    *StoreSnapshots
+	err  error
+}
+
+func (f *FileSnapshots) open() (*StoreSnapshots, error) {
+	f.once.Do(func() {
+		dir := filepath.Dir(f.Path)
+		if f.err = os.MkdirAll(dir, 0o755); f.err != nil {
+			return
+		}
+		var st *fs.Store
+		if st, f.err = fs.Open(dir); f.err == nil {
+			f.s = &StoreSnapshots{Store: st, Key: filepath.Base(f.Path), Dir: "catalog/"}
+		}
+	})
+	return f.s, f.err
+}
+
+// Load implements SnapshotStore.
+func (f *FileSnapshots) Load(ctx context.Context) (*vault.Catalog, error) {
+	s, err := f.open()
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.Load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the catalog in %s: %w (delete it to rebuild)", filepath.Dir(f.Path), err)
+	}
+	return c, nil
+}
+
+// Save implements SnapshotStore.
+func (f *FileSnapshots) Save(ctx context.Context, c *vault.Catalog) error {
+	s, err := f.open()
+	if err != nil {
+		return err
+	}
+	return s.Save(ctx, c)
+}
+
+// SaveChanges implements ChangeSaver.
+func (f *FileSnapshots) SaveChanges(ctx context.Context, c *vault.Catalog, paths []string) error {
+	s, err := f.open()
+	if err != nil {
+		return err
+	}
+	return s.SaveChanges(ctx, c, paths)
+}
+
+// CatchUp implements ChangeSaver.
+func (f *FileSnapshots) CatchUp(ctx context.Context, c *vault.Catalog) ([]string, bool, error) {
+	s, err := f.open()
+	if err != nil {
+		return nil, false, err
+	}
+	return s.CatchUp(ctx, c)
 }

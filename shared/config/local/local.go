@@ -31,7 +31,7 @@ type Vault struct {
 	Vault   *tools.Vault
 	Indexer *indexer.Indexer
 	Root    string // absolute vault folder
-	State   string // folder holding index.db and catalog.json.gz
+	State   string // folder holding index.db and the catalog (catalog/)
 	// Embeddings keeps the vectors in step with the notes; nil without an
 	// embeddings provider (then the semantic tools say "not configured").
 	Embeddings *indexer.Embeddings
@@ -71,7 +71,7 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, erro
 	if err != nil {
 		return nil, fmt.Errorf("opening the text index: %w", err)
 	}
-	snaps := indexer.FileSnapshots{Path: filepath.Join(state, "catalog.json.gz")}
+	snaps := &indexer.FileSnapshots{Path: filepath.Join(state, "catalog.json.gz")}
 	cat, err := snaps.Load(ctx)
 	if err != nil {
 		log.Warn("catalog snapshot unreadable; rebuilding", "err", err)
