@@ -1,13 +1,16 @@
 package indexer
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	iofs "io/fs"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -131,7 +134,7 @@ func benchHandle(b *testing.B, st store.Store, keyPath func(string) (string, boo
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		if err := st.Delete(ctx, DefaultSnapshotKey, ""); err != nil {
+		if err := st.Delete(ctx, DefaultCatalogDir+manifestName, ""); err != nil {
 			b.Fatal(err)
 		}
 		text, err := embedded.Open(filepath.Join(b.TempDir(), "index.db"))
@@ -199,4 +202,151 @@ func uploadDir(b *testing.B, st store.Store, dir string) {
 	}
 	close(jobs)
 	wg.Wait()
+}
+
+// BenchmarkBulkIngest is a bulk upload indexed from SQS batches of 100 (as
+// template.yaml configures them) in a random order, by one indexer and by
+// two racing ones (the template's MaximumConcurrency), then a cold
+// handler's first catalog load. SHEAF_BENCH_INGEST_NOTES sets the size
+// (default 10,000; 100000 for the big vault). The vault and the catalog
+// segments are in an fs store in /dev/shm and the text index is the
+// embedded FTS5 one: the Meilisearch fake deletes stale passages by
+// scanning every document, so it would time itself, not the indexer.
+func BenchmarkBulkIngest(b *testing.B) {
+	notes := 10000
+	if n, err := strconv.Atoi(os.Getenv("SHEAF_BENCH_INGEST_NOTES")); err == nil && n > 0 {
+		notes = n
+	}
+	base := ""
+	if _, err := os.Stat("/dev/shm"); err == nil {
+		base = "/dev/shm"
+	}
+	tmp, err := os.MkdirTemp(base, "sheaf-ingest-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	dir := filepath.Join(tmp, "v")
+	if _, err := vaultgen.Generate(dir, vaultgen.Options{Notes: notes, Seed: 1}); err != nil {
+		b.Fatal(err)
+	}
+	st, err := fs.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var paths []string
+	if err := st.List(context.Background(), "", func(o store.Object) error {
+		paths = append(paths, o.Path)
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	r.Shuffle(len(paths), func(i, j int) { paths[i], paths[j] = paths[j], paths[i] })
+	var batches [][]byte
+	for i := 0; i < len(paths); i += 100 {
+		var bodies []string
+		for _, p := range paths[i:min(i+100, len(paths))] {
+			bodies = append(bodies, string(awsRecord(p)))
+		}
+		batches = append(batches, sqsBatch(b, bodies...))
+	}
+	for _, instances := range []int{1, 2} {
+		b.Run(fmt.Sprintf("instances=%d", instances), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				benchIngest(b, st, dir, batches, len(paths), instances)
+			}
+		})
+	}
+}
+
+func benchIngest(b *testing.B, st store.Store, dir string, batches [][]byte, total, instances int) {
+	ctx := context.Background()
+	b.StopTimer()
+	if err := os.RemoveAll(filepath.Join(dir, ".sheaf")); err != nil {
+		b.Fatal(err)
+	}
+	text, err := embedded.Open(filepath.Join(b.TempDir(), "index.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer text.Close()
+	ixs := make([]*Indexer, instances)
+	for i := range ixs {
+		ixs[i] = &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: &StoreSnapshots{Store: st}}
+	}
+	// done[i] is when the i-th batch (in completion order) finished.
+	var mu sync.Mutex
+	var done []time.Time
+	var counts []int
+	next := make(chan []byte)
+	var wg sync.WaitGroup
+	b.StartTimer()
+	start := time.Now()
+	for _, ix := range ixs {
+		wg.Go(func() {
+			for batch := range next {
+				out, err := ix.Handle(ctx, batch)
+				if err != nil || len(out.(events.SQSEventResponse).BatchItemFailures) > 0 {
+					b.Errorf("batch: %v %v", out, err)
+				}
+				mu.Lock()
+				done = append(done, time.Now())
+				counts = append(counts, bytes.Count(batch, []byte(`"messageId"`)))
+				mu.Unlock()
+			}
+		})
+	}
+	for _, batch := range batches {
+		next <- batch
+	}
+	close(next)
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+
+	// The first and the last tenth of the notes, by completion time.
+	at := func(frac float64) time.Time {
+		n := 0
+		for i, c := range counts {
+			if n += c; float64(n) >= frac*float64(total) {
+				return done[i]
+			}
+		}
+		return done[len(done)-1]
+	}
+	tenth := float64(total) / 10
+	b.ReportMetric(float64(total)/elapsed.Seconds(), "notes/s")
+	b.ReportMetric(tenth/at(0.1).Sub(start).Seconds(), "notes/s-first-10%")
+	b.ReportMetric(tenth/done[len(done)-1].Sub(at(0.9)).Seconds(), "notes/s-last-10%")
+	var saves, retries int
+	var segBytes, mergeBytes, maxBytes int64
+	for _, ix := range ixs {
+		s := ix.Snapshots.(*StoreSnapshots).Stats()
+		saves += s.Saves
+		segBytes += s.SegmentBytes
+		mergeBytes += s.MergeBytes
+		maxBytes = max(maxBytes, s.MaxSaveBytes)
+		retries += int(ix.ConflictRetries())
+	}
+	b.ReportMetric(float64(segBytes)/float64(saves), "catalog-B/batch")
+	b.ReportMetric(float64(maxBytes), "catalog-B/batch-max")
+	b.ReportMetric(float64(segBytes+mergeBytes)/float64(total), "catalog-B/note-with-merges")
+	b.ReportMetric(float64(retries), "conflict-retries")
+
+	// A cold handler: the first catalog, and the heap it takes.
+	runtime.GC()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	t0 := time.Now()
+	c, err := (&StoreCatalogs{Store: st}).Catalog(ctx)
+	cold := time.Since(t0)
+	if err != nil || c.Len() != total {
+		b.Fatalf("cold catalog: %v notes, %v (want %d)", c.Len(), err, total)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	b.ReportMetric(cold.Seconds()*1000, "ms-cold-catalog")
+	b.ReportMetric(float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc))/(1<<20), "MB-catalog-heap")
+	runtime.KeepAlive(c)
 }

@@ -360,6 +360,7 @@ type SaveStats struct {
 	Conflicts     int   // saves refused because another writer saved first
 	SegmentBytes  int64 // compressed bytes of the segments saved
 	LastSaveBytes int64 // of the last one
+	MaxSaveBytes  int64 // of the biggest one
 	Merges        int   // merges of segments
 	MergeBytes    int64 // compressed bytes the merges wrote
 	Segments      int   // segments in the manifest now
@@ -440,6 +441,7 @@ func (s *StoreSnapshots) counted(ref segmentRef) {
 	s.stats.Saves++
 	s.stats.SegmentBytes += ref.Bytes
 	s.stats.LastSaveBytes = ref.Bytes
+	s.stats.MaxSaveBytes = max(s.stats.MaxSaveBytes, ref.Bytes)
 }
 
 // SaveChanges implements ChangeSaver. With no manifest yet, or a catalog
