@@ -142,6 +142,8 @@ func (ix *Indexer) Sync(ctx context.Context, progress func(done, total int)) (Sy
 
 // Reconcile is Sync followed by a snapshot save that must succeed: the
 // entry point of `sheaf reconcile` and of the scheduled reconcile Lambda.
+// It then deletes catalog segments that no manifest names (left by an
+// indexer killed between writing a segment and its manifest).
 // The save is conditional; when another indexer saved meanwhile, it reloads
 // their snapshot, reconciles again and retries.
 func (ix *Indexer) Reconcile(ctx context.Context) (SyncStats, error) {
@@ -152,8 +154,21 @@ func (ix *Indexer) Reconcile(ctx context.Context) (SyncStats, error) {
 	if err := ix.Save(ctx); err != nil {
 		return stats, fmt.Errorf("saving the catalog snapshot: %w", err)
 	}
+	if sw, ok := ix.Snapshots.(interface {
+		Sweep(context.Context, time.Duration) (int, error)
+	}); ok {
+		if n, err := sw.Sweep(ctx, sweepAge); err != nil {
+			ix.log().Warn("deleting unused catalog segments", "err", err)
+		} else if n > 0 {
+			ix.log().Info("deleted unused catalog segments", "objects", n)
+		}
+	}
 	return stats, nil
 }
+
+// sweepAge is how old a catalog segment no manifest names must be before
+// Reconcile deletes it: older than any save still in flight.
+const sweepAge = 15 * time.Minute
 
 func (ix *Indexer) syncExclusive(ctx context.Context, progress func(done, total int)) (SyncStats, error) {
 	ix.mu.Lock()

@@ -238,3 +238,28 @@ func TestFileSnapshotsAreIncremental(t *testing.T) {
 	}
 	assertMatchesStore(t, ix, c)
 }
+
+// Segments no manifest names (a save killed before its manifest) are
+// deleted by Sweep once old enough, and only those.
+func TestSweepDeletesOrphans(t *testing.T) {
+	ctx := context.Background()
+	f := newCloudFixture(t, map[string]string{"a.md": "# A"})
+	if _, err := f.ix.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	orphan := DefaultCatalogDir + "seg-00000000000000ff-00000000000000ff-dead-0.jsonl.gz"
+	if _, err := f.store.Put(ctx, orphan, []byte("x"), store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	snaps := f.ix.Snapshots.(*StoreSnapshots)
+	if n, err := snaps.Sweep(ctx, time.Hour); err != nil || n != 0 {
+		t.Fatalf("young orphan swept: %d, %v", n, err)
+	}
+	if n, err := snaps.Sweep(ctx, 0); err != nil || n != 1 {
+		t.Fatalf("swept %d, %v; want the orphan", n, err)
+	}
+	if _, err := f.store.Stat(ctx, orphan); err == nil {
+		t.Errorf("orphan still there")
+	}
+	assertMatchesStore(t, f.ix, f.saved(t))
+}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -66,7 +67,10 @@ func countNotes(dir string) int {
 }
 
 // BenchmarkColdIndex10k: `sheaf index` from nothing, against grep -rc over
-// the same files as the baseline (reading every byte once).
+// the same files as the baseline (reading every byte once), and the peak
+// resident memory of the indexing process. SHEAF_BENCH_VAULT=DIR runs it
+// (and BenchmarkServe10k) on another vault, e.g. one made by
+// `sheaf gen DIR --notes 100000`.
 func BenchmarkColdIndex10k(b *testing.B) {
 	dir := benchVault(b)
 	notes := countNotes(dir)
@@ -75,15 +79,21 @@ func BenchmarkColdIndex10k(b *testing.B) {
 	_ = exec.Command("grep", "-rc", "--include=*.md", "zzzzqqq", dir).Run()
 	grepTime := time.Since(grepStart)
 	var total time.Duration
+	var peak int64
 	for i := 0; i < b.N; i++ {
 		os.RemoveAll(state)
 		start := time.Now()
-		out, err := exec.Command(bin, "index", "--vault", dir, "--state", state, "--quiet").CombinedOutput()
+		cmd := exec.Command(bin, "index", "--vault", dir, "--state", state, "--quiet")
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			b.Fatalf("sheaf index: %v\n%s", err, out)
 		}
 		total += time.Since(start)
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			peak = max(peak, ru.Maxrss) // KiB on Linux
+		}
 	}
+	b.ReportMetric(float64(peak)/1024, "MB-peak-RSS")
 	per := total / time.Duration(b.N)
 	b.ReportMetric(per.Seconds(), "s/index")
 	b.ReportMetric(float64(notes)/per.Seconds(), "notes/s")
