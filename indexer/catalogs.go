@@ -70,7 +70,7 @@ func (c *StoreCatalogs) Catalog(ctx context.Context) (*vault.Catalog, error) {
 func (c *StoreCatalogs) Missing() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.cat != nil && c.etag == ""
+	return c.cat != nil && !c.view.found && c.legacy == ""
 }
 
 // revalidate runs one flight: it is detached from any one caller's context,

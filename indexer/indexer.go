@@ -373,7 +373,7 @@ func (cp *checkpoints) maybe(ctx context.Context) {
 		return
 	}
 	start := time.Now()
-	err := cp.ix.Snapshots.Save(ctx, cp.ix.Catalog)
+	err := cp.ix.checkpoint(ctx)
 	took := time.Since(start)
 	cp.last = time.Now()
 	cp.every = max(cp.every, 4*took)
@@ -385,6 +385,30 @@ func (cp *checkpoints) maybe(ctx context.Context) {
 	default:
 		cp.ix.log().Debug("checkpoint of the catalog snapshot", "notes", cp.ix.Catalog.Len(), "took", took)
 	}
+}
+
+// checkpoint saves what changed, as Save does but without merging on a
+// conflict (it runs under ix.mu, which merging takes): with a ChangeSaver
+// it writes only what changed since the last save, so checkpoints of a
+// long pass cost what the pass did meanwhile, not the vault. While another
+// save runs it does nothing.
+func (ix *Indexer) checkpoint(ctx context.Context) error {
+	if !ix.saveMu.TryLock() {
+		return nil
+	}
+	defer ix.saveMu.Unlock()
+	g, paths := ix.pending()
+	var err error
+	if cs, ok := ix.Snapshots.(ChangeSaver); ok {
+		err = cs.SaveChanges(ctx, ix.Catalog, paths)
+	} else {
+		err = ix.Snapshots.Save(ctx, ix.Catalog)
+	}
+	if err == nil {
+		ix.saved = g
+		ix.forget(g)
+	}
+	return err
 }
 
 // parsed is one note ready to index.
