@@ -177,7 +177,7 @@ func (f catalogFiles) writeSegment(ctx context.Context, seg *vault.Segment, firs
 				if errs[i] = parts[i].Write(&buf); errs[i] != nil {
 					continue
 				}
-				names[i] = fmt.Sprintf("seg-%016x-%016x-%s-%d.jsonl.gz", last, first, id, i)
+				names[i] = fmt.Sprintf("seg-%016x-%016x-%s-%d.jsonl.zst", last, first, id, i)
 				sizes[i] = int64(buf.Len())
 				_, errs[i] = f.store.Put(ctx, f.dir+names[i], buf.Bytes(), store.PutOptions{IfNoneMatch: true})
 			}

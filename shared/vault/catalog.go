@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -168,6 +169,11 @@ type Catalog struct {
 	mu        sync.RWMutex
 	gen       uint64
 	indexedAt time.Time
+	// indexed is false while the note indexes below are not built: a
+	// catalog loaded in bulk builds them on first use (see ensureIndexes),
+	// so a cold reader that only lists or reads notes never pays for them.
+	// It flips only under mu, held exclusively.
+	indexed atomic.Bool
 
 	notes    map[string]*Note
 	folded   index // lower-cased path -> paths
@@ -194,7 +200,7 @@ func NewCatalog() *Catalog { return newCatalog(0, 0) }
 // newCatalog returns an empty Catalog sized for about notes notes and atts
 // attachments.
 func newCatalog(notes, atts int) *Catalog {
-	return &Catalog{
+	c := &Catalog{
 		notes:    make(map[string]*Note, notes),
 		folded:   make(index, notes),
 		pathKeys: make(index, notes),
@@ -211,6 +217,8 @@ func newCatalog(notes, atts int) *Catalog {
 		attBases: make(index, atts),
 		problems: map[string]string{},
 	}
+	c.indexed.Store(true)
+	return c
 }
 
 // Upsert adds or replaces the note at n.Path.
@@ -227,7 +235,9 @@ func (c *Catalog) upsertLocked(n *Note) {
 		c.unindex(old)
 	}
 	c.notes[n.Path] = n
-	c.indexNote(n, true)
+	if c.indexed.Load() {
+		c.indexNote(n, true)
+	}
 }
 
 // Remove deletes the note at path and reports whether it was present.
@@ -245,7 +255,11 @@ func (c *Catalog) Remove(p string) bool {
 	return true
 }
 
-func (c *Catalog) unindex(n *Note) { c.indexNote(n, false) }
+func (c *Catalog) unindex(n *Note) {
+	if c.indexed.Load() {
+		c.indexNote(n, false)
+	}
+}
 
 // indexNote adds n to (or removes it from) every index. Both directions
 // derive the same keys from the note, so removal is exact.
@@ -323,28 +337,47 @@ func (c *Catalog) indexLinks(n *Note, add bool) {
 	}
 }
 
-// load fills an empty catalog with notes (later duplicates win), building
-// the three index families concurrently.
+// load fills an empty catalog with notes (later duplicates win). Its
+// indexes are built on first use.
 func (c *Catalog) load(notes []*Note) {
 	for _, n := range notes {
 		c.notes[n.Path] = n
 	}
-	unique := notes
-	if len(c.notes) != len(notes) {
-		unique = make([]*Note, 0, len(c.notes))
-		for _, n := range c.notes {
-			unique = append(unique, n)
-		}
+	c.indexed.Store(false)
+}
+
+// ensureIndexes builds the note indexes of a catalog loaded in bulk, once,
+// the three index families concurrently. Every reader of an index calls it
+// before taking mu (see rlock).
+func (c *Catalog) ensureIndexes() {
+	if c.indexed.Load() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.indexed.Load() {
+		return
+	}
+	notes := make([]*Note, 0, len(c.notes))
+	for _, n := range c.notes {
+		notes = append(notes, n)
 	}
 	var wg sync.WaitGroup
 	for _, part := range []func(*Note, bool){c.indexNames, c.indexFacets, c.indexLinks} {
 		wg.Go(func() {
-			for _, n := range unique {
+			for _, n := range notes {
 				part(n, true)
 			}
 		})
 	}
 	wg.Wait()
+	c.indexed.Store(true)
+}
+
+// rlock takes mu shared, the indexes built.
+func (c *Catalog) rlock() {
+	c.ensureIndexes()
+	c.mu.RLock()
 }
 
 // UpsertAttachment adds or replaces a non-Markdown file. An empty MimeType
@@ -448,7 +481,14 @@ func (c *Catalog) IndexedAt() time.Time {
 // Note returns the note at path (NFC), falling back to the only note whose
 // path matches case-insensitively.
 func (c *Catalog) Note(p string) (Note, bool) {
+	np := norm.NFC.String(p)
 	c.mu.RLock()
+	if n := c.notes[np]; n != nil {
+		defer c.mu.RUnlock()
+		return *n, true
+	}
+	c.mu.RUnlock()
+	c.rlock()
 	defer c.mu.RUnlock()
 	if n := c.lookup(p); n != nil {
 		return *n, true
@@ -516,7 +556,7 @@ func (c *Catalog) ByID(idOrPrefix string) []Note {
 	if q == "" {
 		return nil
 	}
-	c.mu.RLock()
+	c.rlock()
 	defer c.mu.RUnlock()
 	if s := c.ids[q]; s.len() > 0 {
 		return c.notesOf(s)

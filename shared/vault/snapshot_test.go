@@ -92,9 +92,7 @@ func TestSnapshotProblems(t *testing.T) {
 	if err := c.WriteSnapshot(&buf); err != nil {
 		t.Fatal(err)
 	}
-	zr, _ := gzip.NewReader(bytes.NewReader(buf.Bytes()))
-	var plain bytes.Buffer
-	plain.ReadFrom(zr)
+	plain := plainOf(buf.Bytes())
 	lines := strings.Split(strings.TrimSuffix(plain.String(), "\n"), "\n")
 	if len(lines) != 4 || !strings.Contains(lines[0], `"version":3`) || !strings.Contains(lines[0], `"problems":3`) {
 		t.Fatalf("snapshot lines = %q", lines)
@@ -129,10 +127,8 @@ func TestSnapshotVersion1(t *testing.T) {
 	if err := c.WriteSnapshot(&buf); err != nil {
 		t.Fatal(err)
 	}
-	zr, _ := gzip.NewReader(bytes.NewReader(buf.Bytes()))
-	var plain bytes.Buffer
-	plain.ReadFrom(zr)
-	v1 := strings.Replace(plain.String(), `"version":2,`, `"version":1,`, 1)
+	plain := plainOf(buf.Bytes())
+	v1 := strings.Replace(plain.String(), `"version":3,`, `"version":1,`, 1)
 	v1 = strings.Replace(v1, `,"problems":0}`, `}`, 1)
 	if v1 == plain.String() {
 		t.Fatal("could not rewrite the header as version 1")
@@ -151,6 +147,16 @@ func TestSnapshotVersion1(t *testing.T) {
 	if len(got.Problems()) != 1 {
 		t.Error("SetProblem after loading a version 1 snapshot did not stick")
 	}
+}
+
+// plainOf decompresses a snapshot as written (zstd).
+func plainOf(b []byte) *bytes.Buffer {
+	_, zd := zstdCodec()
+	out, err := zd.DecodeAll(b, nil)
+	if err != nil {
+		panic(err)
+	}
+	return bytes.NewBuffer(out)
 }
 
 func gz(s string) *bytes.Buffer {
@@ -180,15 +186,14 @@ func TestSnapshotCorrupt(t *testing.T) {
 	if err := sampleCatalog().WriteSnapshot(&good); err != nil {
 		t.Fatal(err)
 	}
-	zr, _ := gzip.NewReader(bytes.NewReader(good.Bytes()))
-	var plain bytes.Buffer
-	plain.ReadFrom(zr)
+	plain := plainOf(good.Bytes())
 	text := plain.String()
 	lines := strings.SplitAfter(text, "\n")
 
 	for name, in := range map[string]*bytes.Buffer{
 		"not gzip":          bytes.NewBufferString("hello"),
-		"truncated gzip":    bytes.NewBuffer(good.Bytes()[:good.Len()/2]),
+		"truncated zstd":    bytes.NewBuffer(good.Bytes()[:good.Len()/2]),
+		"truncated gzip":    bytes.NewBuffer(gz(text).Bytes()[:gz(text).Len()/2]),
 		"not a snapshot":    gz(`{"format":"other","version":1}` + "\n"),
 		"no header":         gz(""),
 		"missing notes":     gz(lines[0]),
@@ -388,9 +393,7 @@ func FuzzReadSnapshot(f *testing.F) {
 	var buf bytes.Buffer
 	sampleCatalog().WriteSnapshot(&buf)
 	f.Add(buf.Bytes())
-	zr, _ := gzip.NewReader(bytes.NewReader(buf.Bytes()))
-	var plain bytes.Buffer
-	plain.ReadFrom(zr)
+	plain := plainOf(buf.Bytes())
 	f.Add(plain.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ReadSnapshot(bytes.NewReader(data)) // gzip framing
