@@ -47,8 +47,9 @@ type Embeddings struct {
 	Batch        int          // passages per Embed call; 0: DefaultEmbedBatch
 	Log          *slog.Logger // nil: slog.Default()
 
-	mu     sync.Mutex
-	flight *flight
+	mu      sync.Mutex
+	pathsMu sync.Mutex // one RefreshPaths at a time
+	flight  *flight
 	// failed remembers notes that cannot be embedded (binary, too large) by
 	// the catalog hash they had, so they are neither retried nor counted
 	// stale until they change.
@@ -116,6 +117,73 @@ func (e *Embeddings) Refresh(ctx context.Context, cat *vault.Catalog) (notes, pa
 			return 0, 0, err
 		}
 	}
+}
+
+// RefreshPaths is Refresh for the notes at paths only: each one in cat is
+// re-read and written with its vectors (only passages whose content is new
+// go to the embedder), and each one not in cat loses its vectors. It costs
+// the paths, not the vault (Refresh reads every note's hash from the
+// vector index): the indexer calls it after each batch, and a periodic
+// Refresh heals whatever it missed. When the vector index holds no space
+// or another model's, it runs Refresh instead, which resets it.
+func (e *Embeddings) RefreshPaths(ctx context.Context, cat *vault.Catalog, paths []string) (notes, passages int, err error) {
+	if len(paths) == 0 {
+		return 0, 0, nil
+	}
+	sp, err := e.Vectors.Space(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("reading the vector index's space: %w", err)
+	}
+	if d := e.Embedder.Dimensions(); sp.Dim <= 0 || sp.Model != e.Embedder.Model() || (d > 0 && d != sp.Dim) {
+		return e.Refresh(ctx, cat)
+	}
+	e.pathsMu.Lock()
+	defer e.pathsMu.Unlock()
+	r := &run{e: e, dim: sp.Dim, flushed: time.Now()}
+	var gone []string
+	for _, p := range paths {
+		n, ok := cat.Note(p)
+		if !ok || n.Path != p {
+			gone = append(gone, p)
+			continue
+		}
+		e.mu.Lock()
+		skip := e.failed[n.Path] == n.Hash
+		e.mu.Unlock()
+		if skip {
+			continue
+		}
+		pend, err := r.prepare(ctx, n)
+		if err != nil {
+			return r.notes, r.passages, err
+		}
+		if pend == nil {
+			continue
+		}
+		r.queue = append(r.queue, pend)
+		if len(r.texts) >= e.batch() {
+			if err := r.flush(ctx); err != nil {
+				return r.notes, r.passages, err
+			}
+		}
+	}
+	if err := r.flush(ctx); err != nil {
+		return r.notes, r.passages, err
+	}
+	if len(gone) > 0 {
+		if err := e.Vectors.Delete(ctx, gone...); err != nil {
+			return r.notes, r.passages, fmt.Errorf("removing the vectors of deleted notes: %w", err)
+		}
+	}
+	if len(gone) > 0 || r.notes > 0 {
+		if err := e.persist(ctx); err != nil {
+			return r.notes, r.passages, err
+		}
+	}
+	if r.retry {
+		return r.notes, r.passages, errors.New("embeddings: some notes could not be read; they are retried later")
+	}
+	return r.notes, r.passages, nil
 }
 
 // lead runs the pass of flight f and releases its waiters, even if the

@@ -395,3 +395,46 @@ func benchEmbedded(b *testing.B, notes, dim int) (*fixture, *Embeddings, *embed.
 	}
 	return f, e, fake
 }
+
+// notesCounter counts full reads of a vector index.
+type notesCounter struct {
+	vectors.Index
+	calls int
+}
+
+func (n *notesCounter) Notes(ctx context.Context) (map[string]string, error) {
+	n.calls++
+	return n.Index.Notes(ctx)
+}
+
+// RefreshPaths embeds the changed passages of the notes named, drops the
+// vectors of those gone, and never reads the whole vector index.
+func TestRefreshPathsCostsThePaths(t *testing.T) {
+	f := newEmbFixture(t, map[string]string{"water.md": threeSections, "a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbravo\n"})
+	f.refresh(t)
+	count := &notesCounter{Index: f.vec}
+	f.emb.Vectors = count
+	write(t, f.dir, "water.md", strings.Replace(threeSections, "before nine", "before eight", 1))
+	write(t, f.dir, "c.md", "# C\n\ncharlie\n")
+	os.Remove(filepath.Join(f.dir, "b.md"))
+	f.sync(t)
+	sent := f.fake.Texts()
+	notes, passages, err := f.emb.RefreshPaths(context.Background(), f.ix.Catalog, []string{"water.md", "c.md", "b.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notes != 2 || passages != 2 || f.fake.Texts()-sent != 2 {
+		t.Errorf("%d notes, %d passages, %d texts sent; want 2 notes (water, c), 2 passages (one edited, one new)", notes, passages, f.fake.Texts()-sent)
+	}
+	if count.calls != 0 {
+		t.Errorf("RefreshPaths read the whole vector index %d times", count.calls)
+	}
+	f.emb.Vectors = f.vec
+	stored, _ := f.vec.Notes(context.Background())
+	if _, ok := stored["b.md"]; ok || len(stored) != 3 {
+		t.Errorf("after RefreshPaths the index holds %v", stored)
+	}
+	if got := f.stale(t); got != 0 {
+		t.Errorf("%d notes stale after RefreshPaths", got)
+	}
+}

@@ -53,6 +53,10 @@ type Indexer struct {
 	WebhookToken string
 	// Parallel is how many paths Handle applies at once; 0: 16.
 	Parallel int
+	// TrackChanges makes the indexer remember every path it changes until
+	// TakeChanges hands them over: the cloud indexer embeds the paths of
+	// each batch, not the whole vault.
+	TrackChanges bool
 
 	// mu is held shared by Apply (next to a per-path lock, so two events
 	// for one path never interleave) and exclusively by Sync and by the
@@ -66,6 +70,7 @@ type Indexer struct {
 	gen        atomic.Uint64
 	touchMu    sync.Mutex
 	touched    map[string]uint64 // path -> generation of its last change, until saved
+	followUp   map[string]bool   // paths changed since TakeChanges (with TrackChanges)
 	touchedAll uint64            // generation of a Sync not saved yet (0: none)
 
 	conflicts atomic.Int64 // saves retried after a conflict
@@ -770,7 +775,40 @@ func (ix *Indexer) changed(path string) {
 		ix.touched = map[string]uint64{}
 	}
 	ix.touched[path] = g
+	if ix.TrackChanges {
+		if ix.followUp == nil {
+			ix.followUp = map[string]bool{}
+		}
+		ix.followUp[path] = true
+	}
 	ix.touchMu.Unlock()
+}
+
+// TakeChanges returns the paths changed since the last call, sorted, and
+// forgets them (only with TrackChanges).
+func (ix *Indexer) TakeChanges() []string {
+	ix.touchMu.Lock()
+	defer ix.touchMu.Unlock()
+	out := make([]string, 0, len(ix.followUp))
+	for p := range ix.followUp {
+		out = append(out, p)
+	}
+	ix.followUp = nil
+	slices.Sort(out)
+	return out
+}
+
+// GiveBack returns paths taken by TakeChanges whose follow-up work failed:
+// the next TakeChanges returns them again.
+func (ix *Indexer) GiveBack(paths []string) {
+	ix.touchMu.Lock()
+	defer ix.touchMu.Unlock()
+	if ix.followUp == nil {
+		ix.followUp = map[string]bool{}
+	}
+	for _, p := range paths {
+		ix.followUp[p] = true
+	}
 }
 
 // Save persists the catalog snapshot if anything changed since the last

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -262,4 +263,25 @@ func TestSweepDeletesOrphans(t *testing.T) {
 		t.Errorf("orphan still there")
 	}
 	assertMatchesStore(t, f.ix, f.saved(t))
+}
+
+// With TrackChanges the paths changed are handed over once, and given back
+// paths come again.
+func TestTakeChanges(t *testing.T) {
+	ctx := context.Background()
+	f := newCloudFixture(t, map[string]string{"a.md": "# A", "b.md": "# B"})
+	f.ix.TrackChanges = true
+	if _, err := f.ix.Handle(ctx, awsEvent("ObjectCreated:Put", "a.md", "b.md")); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.ix.TakeChanges(); !slices.Equal(got, []string{"a.md", "b.md"}) {
+		t.Errorf("took %q", got)
+	}
+	if got := f.ix.TakeChanges(); len(got) != 0 {
+		t.Errorf("took %q again", got)
+	}
+	f.ix.GiveBack([]string{"b.md"})
+	if got := f.ix.TakeChanges(); !slices.Equal(got, []string{"b.md"}) {
+		t.Errorf("after GiveBack took %q", got)
+	}
 }

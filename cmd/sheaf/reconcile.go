@@ -93,7 +93,7 @@ func reconcileOnce(ctx context.Context, cl *config.Cloud, log *slog.Logger) erro
 		return err
 	}
 	printSync(st, cl.Indexer)
-	if err := cl.RefreshEmbeddings(ctx); err != nil {
+	if err := cl.ReconcileEmbeddings(ctx); err != nil {
 		log.Warn("embedding the vault; the semantic tools will retry", "err", err)
 	}
 	return nil

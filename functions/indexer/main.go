@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/sheaf-dev/sheaf/functions/internal/fnenv"
+	"github.com/sheaf-dev/sheaf/indexer"
 	"github.com/sheaf-dev/sheaf/shared/config"
 )
 
@@ -32,8 +33,10 @@ type handler struct {
 }
 
 // handle loads the catalog snapshot on the first event, hands the event to
-// the indexer, then re-embeds what changed. An embeddings failure is only
-// logged: the semantic tools re-embed stale notes before they answer.
+// the indexer, then re-embeds what changed: the batch's notes, or for a
+// reconcile every stale note. An embeddings failure is only logged (the
+// batch's notes are retried with the next batch): the semantic tools
+// re-embed stale notes before they answer.
 func (h handler) handle(ctx context.Context, raw json.RawMessage) (any, error) {
 	if err := h.cl.LoadCatalog(ctx); err != nil {
 		return nil, err
@@ -42,7 +45,11 @@ func (h handler) handle(ctx context.Context, raw json.RawMessage) (any, error) {
 	if err != nil {
 		return res, err
 	}
-	if eerr := h.cl.RefreshEmbeddings(ctx); eerr != nil {
+	refresh := h.cl.RefreshEmbeddings // the batch's notes
+	if sum, ok := res.(indexer.Summary); ok && sum.Kind == indexer.KindReconcile {
+		refresh = h.cl.ReconcileEmbeddings // the whole vault
+	}
+	if eerr := refresh(ctx); eerr != nil {
 		h.log.Warn("embedding changed notes", "err", eerr)
 	}
 	return res, nil

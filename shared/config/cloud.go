@@ -114,6 +114,7 @@ func OpenCloud(ctx context.Context, c *Config, log *slog.Logger) (*Cloud, error)
 	ix := &indexer.Indexer{
 		Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: snaps,
 		MaxNoteBytes: c.MaxNoteBytes, Log: log, KeyPath: st.Path, Bucket: sc.Bucket,
+		TrackChanges: c.EmbedBaseURL != "",
 	}
 	catalogs := &indexer.StoreCatalogs{Store: st}
 	v := &tools.Vault{
@@ -197,14 +198,36 @@ func (cl *Cloud) LoadCatalog(ctx context.Context) error {
 	return nil
 }
 
-// RefreshEmbeddings brings the vectors in step with the indexer's catalog
-// (only changed passages are embedded); a no-op without embeddings.
+// RefreshEmbeddings embeds the notes the indexer changed since the last
+// call (only changed passages go to the provider) and drops the vectors of
+// those it removed: the cost of a batch, not of the vault. A failure keeps
+// the paths for the next call. A no-op without embeddings.
 func (cl *Cloud) RefreshEmbeddings(ctx context.Context) error {
 	if cl.Embeddings == nil {
 		return nil
 	}
-	_, _, err := cl.Embeddings.Refresh(ctx, cl.Indexer.Catalog)
-	return err
+	paths := cl.Indexer.TakeChanges()
+	if _, _, err := cl.Embeddings.RefreshPaths(ctx, cl.Indexer.Catalog, paths); err != nil {
+		cl.Indexer.GiveBack(paths)
+		return err
+	}
+	return nil
+}
+
+// ReconcileEmbeddings brings the vectors in step with the whole catalog:
+// every stale note embedded, every vanished one pruned (it reads every
+// note's hash from the vector index). The reconcile runs it; a no-op
+// without embeddings.
+func (cl *Cloud) ReconcileEmbeddings(ctx context.Context) error {
+	if cl.Embeddings == nil {
+		return nil
+	}
+	taken := cl.Indexer.TakeChanges() // the whole pass covers them
+	if _, _, err := cl.Embeddings.Refresh(ctx, cl.Indexer.Catalog); err != nil {
+		cl.Indexer.GiveBack(taken)
+		return err
+	}
+	return nil
 }
 
 // Close releases the vector index's connection.
