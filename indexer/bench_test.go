@@ -13,8 +13,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"syscall"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
