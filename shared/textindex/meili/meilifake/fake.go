@@ -355,7 +355,8 @@ type index struct {
 	docs       map[string]map[string]any
 	seq        map[string]int64
 	next       int64
-	analyzed   map[string][]attrWords // by document id, for the searchable attributes
+	analyzed   map[string][]attrWords                // by document id, for the searchable attributes
+	byValue    map[string]map[string]map[string]bool // field -> lower-cased value -> ids (see candidates)
 }
 
 // indexFor returns index uid, creating it; s.mu must be held.
@@ -481,11 +482,14 @@ func (s *Server) addDocuments(w http.ResponseWriter, r *http.Request) {
 		ix.primaryKey = key
 		for i, d := range docs {
 			id := ids[i]
-			if _, ok := ix.docs[id]; !ok {
+			if old, ok := ix.docs[id]; !ok {
 				ix.seq[id] = ix.next
 				ix.next++
+			} else {
+				ix.indexValues(id, old, false)
 			}
 			ix.docs[id] = d
+			ix.indexValues(id, d, true)
 			delete(ix.analyzed, id)
 		}
 		return nil
@@ -520,8 +524,9 @@ func (s *Server) deleteDocuments(w http.ResponseWriter, r *http.Request) {
 		if e := ix.checkFilterable(f, "invalid_document_filter"); e != nil {
 			return e
 		}
-		for id, d := range ix.docs {
-			if f.eval(d) {
+		for _, id := range ix.candidates(f) {
+			if d := ix.docs[id]; d != nil && f.eval(d) {
+				ix.indexValues(id, d, false)
 				delete(ix.docs, id)
 				delete(ix.seq, id)
 				delete(ix.analyzed, id)
