@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -364,6 +365,28 @@ func benchIngest(b *testing.B, st store.Store, dir, kind string, batches [][]byt
 		return done[len(done)-1]
 	}
 	tenth := float64(total) / 10
+	// Per-batch durations (one instance), first and last tenth: a median
+	// that grows means a cost per batch that grows with the vault; a
+	// maximum alone, a merge now and then.
+	if instances == 1 && len(done) >= 20 {
+		durs := make([]time.Duration, len(done))
+		for i := range done {
+			prev := start
+			if i > 0 {
+				prev = done[i-1]
+			}
+			durs[i] = done[i].Sub(prev)
+		}
+		k := len(durs) / 10
+		for _, part := range []struct {
+			name string
+			d    []time.Duration
+		}{{"first", durs[:k]}, {"last", durs[len(durs)-k:]}} {
+			d := slices.Clone(part.d)
+			slices.Sort(d)
+			b.Logf("%s tenth of batches: p50 %v, p90 %v, max %v", part.name, d[len(d)/2], d[len(d)*9/10], d[len(d)-1])
+		}
+	}
 	b.ReportMetric(float64(total)/elapsed.Seconds(), "notes/s")
 	b.ReportMetric(tenth/at(0.1).Sub(start).Seconds(), "notes/s-first-10%")
 	b.ReportMetric(tenth/done[len(done)-1].Sub(at(0.9)).Seconds(), "notes/s-last-10%")
