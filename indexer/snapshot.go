@@ -415,6 +415,12 @@ func (s *StoreSnapshots) Save(ctx context.Context, c *vault.Catalog) error {
 }
 
 func (s *StoreSnapshots) saveWhole(ctx context.Context, c *vault.Catalog) error {
+	if s.view.found && s.applied != s.view.man.Seq {
+		// The manifest last seen holds saves c lacks (adopted by a merge):
+		// writing c whole would drop them.
+		s.stats.Conflicts++
+		return fmt.Errorf("the catalog is behind the manifest: %w", store.ErrConflict)
+	}
 	f := s.files()
 	seq := s.view.man.Seq + 1
 	ref, err := f.writeSegment(ctx, c.Segment(nil), 1, seq)
