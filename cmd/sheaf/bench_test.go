@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
@@ -17,6 +18,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sheaf-dev/sheaf/shared/store/s3/s3test"
+	"github.com/sheaf-dev/sheaf/shared/textindex/meili/meilifake"
 	"github.com/sheaf-dev/sheaf/shared/vault/vaultgen"
 )
 
@@ -245,4 +248,55 @@ func percentiles(ds []time.Duration) (p50, p99 float64) {
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	return ms(s[len(s)/2]), ms(s[min(len(s)-1, len(s)*99/100)])
+}
+
+// BenchmarkCloudColdStart: a stateless handler's cold start on a big
+// vault. The catalog of the bench vault (SHEAF_BENCH_VAULT, else a
+// generated 10k-note one), as `sheaf index` saves it (the same segmented
+// layout as the cloud's), is put in a versitygw bucket under
+// .sheaf/catalog/; then `sheaf serve --vault s3://...` (what the MCP
+// function runs: config.OpenCloud, StoreCatalogs) starts cold, and the
+// official Go MCP client times process start to the first answered
+// get_vault_info (every segment read and decoded), then the first list_tags
+// (the catalog's indexes built), and reads the server's resident memory.
+func BenchmarkCloudColdStart(b *testing.B) {
+	dir := benchVault(b)
+	notes := countNotes(dir)
+	state := b.TempDir()
+	if out, err := exec.Command(bin, "index", "--vault", dir, "--state", state, "--quiet").CombinedOutput(); err != nil {
+		b.Fatalf("sheaf index: %v\n%s", err, out)
+	}
+	srv := s3test.Start(b, s3test.Options{})
+	srv.CreateBucket(b, "vault")
+	srv.PutDir(b, "vault", "notes/.sheaf/catalog", filepath.Join(state, "catalog"))
+	meili := meilifake.New(b)
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		cmd := exec.Command(bin, "serve", "--vault", srv.URL("vault", "notes"), "--search", meili.URL, "--log-level", "error")
+		cmd.Env = append(os.Environ(), srv.Env()...)
+		s := connect(b, &mcp.CommandTransport{Command: cmd})
+		res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_vault_info", Arguments: map[string]any{}})
+		if err != nil || res.IsError {
+			b.Fatalf("get_vault_info: %v %+v", err, res)
+		}
+		first := time.Since(start)
+		var info struct {
+			NoteCount int `json:"noteCount"`
+		}
+		raw, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(raw, &info); err != nil || info.NoteCount != notes {
+			b.Fatalf("get_vault_info: %d notes, want %d (%v)", info.NoteCount, notes, err)
+		}
+		t0 := time.Now()
+		if res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_tags", Arguments: map[string]any{}}); err != nil || res.IsError {
+			b.Fatalf("list_tags: %v %+v", err, res)
+		}
+		tags := time.Since(t0)
+		rss, hwm := memory(cmd.Process.Pid)
+		s.Close()
+		b.ReportMetric(first.Seconds()*1000, "ms-start-to-first-answer")
+		b.ReportMetric(tags.Seconds()*1000, "ms-first-list_tags")
+		b.ReportMetric(rss/1024, "MB-RSS")
+		b.ReportMetric(hwm/1024, "MB-peak-RSS")
+	}
 }
