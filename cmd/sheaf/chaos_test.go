@@ -81,8 +81,8 @@ func (p *indexerProc) stop() {
 // indexers at random (a killed one loses it).
 type chaos struct {
 	targets []string
+	mu      sync.Mutex // guards rng and held
 	rng     *rand.Rand
-	mu      sync.Mutex
 	held    [][]byte
 	wg      sync.WaitGroup
 	sem     chan struct{}
@@ -113,9 +113,9 @@ func (c *chaos) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var flush [][]byte
 		if len(c.held) >= 50 {
 			flush, c.held = c.held, nil
+			c.rng.Shuffle(len(flush), func(i, j int) { flush[i], flush[j] = flush[j], flush[i] })
 		}
 		c.mu.Unlock()
-		c.rng.Shuffle(len(flush), func(i, j int) { flush[i], flush[j] = flush[j], flush[i] })
 		for _, b := range flush {
 			c.send(b)
 		}
