@@ -7,6 +7,8 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"runtime/debug"
+	"strconv"
 
 	"github.com/spf13/pflag"
 
@@ -38,9 +40,26 @@ func Logger(level string) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
 }
 
-// OpenCloud reads the configuration and wires the cloud vault; it makes no
-// network call.
+// MemoryLimit is the Go heap's soft limit for a function of memMB
+// megabytes: 85%, the rest for the runtime's own and the binary. Without
+// one the heap may grow to twice what is live before a collection (a
+// 100k-note catalog holds about 550 MB), past the function's memory.
+func MemoryLimit(memMB int) int64 { return int64(memMB) << 20 * 85 / 100 }
+
+// setMemoryLimit applies MemoryLimit of the function's memory
+// (AWS_LAMBDA_FUNCTION_MEMORY_SIZE), unless GOMEMLIMIT says otherwise.
+func setMemoryLimit() {
+	mb, err := strconv.Atoi(os.Getenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE"))
+	if err != nil || mb <= 0 || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetMemoryLimit(MemoryLimit(mb))
+}
+
+// OpenCloud sets the heap's limit from the function's memory, reads the
+// configuration and wires the cloud vault; it makes no network call.
 func OpenCloud(ctx context.Context) (*config.Config, *config.Cloud, *slog.Logger, error) {
+	setMemoryLimit()
 	c, err := Config()
 	if err != nil {
 		return nil, nil, Logger("info"), err
