@@ -143,13 +143,26 @@ func TestSegmentRemoves(t *testing.T) {
 	sameCatalog(t, "after Apply", c, old)
 }
 
+// BenchmarkCatalogOfParts100k: a 100k-note catalog from 25 parts, as a
+// cold reader builds it ("lazy"), and with its indexes built by the first
+// query that needs them ("indexed").
 func BenchmarkCatalogOfParts100k(b *testing.B) {
-	base := syntheticCatalog(100_000).Segment(nil)
-	parts := base.Split(25)
-	b.ResetTimer()
-	for b.Loop() {
-		if c := CatalogOf(parts...); c.Len() != 100_000 {
-			b.Fatal(c.Len())
+	parts := syntheticCatalog(100_000).Segment(nil).Split(25)
+	for _, indexed := range []bool{false, true} {
+		name := "lazy"
+		if indexed {
+			name = "indexed"
 		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				c := CatalogOf(parts...)
+				if indexed {
+					c.Tags("")
+				}
+				if c.Len() != 100_000 {
+					b.Fatal(c.Len())
+				}
+			}
+		})
 	}
 }
