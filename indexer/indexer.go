@@ -930,6 +930,10 @@ func (ix *Indexer) merge(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if reloaded && ix.Catalog.Len() == 0 { // gone, or of another format: rebuild
+			_, err := ix.syncLocked(ctx, nil)
+			return err
+		}
 		if reloaded {
 			theirs = slices.Collect(maps.Keys(mine))
 		}

@@ -123,8 +123,8 @@ func (f catalogFiles) readManifest(ctx context.Context) (m manifest, etag string
 	if err := json.Unmarshal(data, &m); err != nil || m.Format != manifestFormat {
 		return manifest{}, "", false, fmt.Errorf("%s is not a catalog manifest", f.manifestKey())
 	}
-	if m.Version != manifestVersion {
-		return manifest{}, "", false, fmt.Errorf("%w: manifest %s has version %d, want %d", vault.ErrSnapshotVersion, f.manifestKey(), m.Version, manifestVersion)
+	if m.Version != manifestVersion { // the ETag lets a save replace it
+		return manifest{}, obj.ETag, false, fmt.Errorf("%w: manifest %s has version %d, want %d", vault.ErrSnapshotVersion, f.manifestKey(), m.Version, manifestVersion)
 	}
 	return m, obj.ETag, true, nil
 }
@@ -259,7 +259,7 @@ func (f catalogFiles) load(ctx context.Context) (*vault.Catalog, view, error) {
 	for attempt := 1; ; attempt++ {
 		m, etag, found, err := f.readManifest(ctx)
 		if err != nil {
-			return nil, view{}, err
+			return nil, view{etag: etag}, err
 		}
 		if !found {
 			c, err := f.readLegacy(ctx)
@@ -290,7 +290,7 @@ func (f catalogFiles) update(ctx context.Context, v view) (view, []*vault.Segmen
 		m, etag, found, err := f.readManifest(ctx)
 		switch {
 		case err != nil:
-			return v, nil, nil, err
+			return view{etag: etag}, nil, nil, err
 		case !found && !v.found:
 			return v, nil, nil, nil
 		case found && etag == v.etag:
@@ -311,6 +311,9 @@ func (f catalogFiles) update(ctx context.Context, v view) (view, []*vault.Segmen
 			}
 			if i == 0 && r.First <= v.man.Seq { // a new base over saves seen and unseen
 				c, lv, err := f.load(ctx)
+				if err == nil && c == nil {
+					c = vault.NewCatalog()
+				}
 				return lv, nil, c, err
 			}
 			todo = append(todo, r)
@@ -397,6 +400,7 @@ func (s *StoreSnapshots) Load(ctx context.Context) (*vault.Catalog, error) {
 	defer s.mu.Unlock()
 	c, v, err := s.files().load(ctx)
 	if errors.Is(err, vault.ErrSnapshotVersion) {
+		s.view, s.applied = v, 0 // its ETag: the next save replaces it
 		return nil, nil
 	}
 	if err != nil {
@@ -503,7 +507,7 @@ func (s *StoreSnapshots) CatchUp(ctx context.Context, c *vault.Catalog) ([]strin
 	}
 	nv, segs, whole, err := s.files().update(ctx, v)
 	if errors.Is(err, vault.ErrSnapshotVersion) {
-		whole, nv, err = vault.NewCatalog(), view{}, nil
+		whole, nv, err = vault.NewCatalog(), view{etag: nv.etag}, nil // replaced by the next save
 	}
 	if err != nil {
 		return nil, false, err

@@ -285,3 +285,32 @@ func TestTakeChanges(t *testing.T) {
 		t.Errorf("after GiveBack took %q", got)
 	}
 }
+
+// A manifest of another format version is not read: the indexer rebuilds
+// and its save replaces it.
+func TestManifestOfAnotherVersionIsReplaced(t *testing.T) {
+	ctx := context.Background()
+	f := newCloudFixture(t, map[string]string{"a.md": "# A", "b.md": "# B"})
+	if _, err := f.store.Put(ctx, DefaultCatalogDir+manifestName, []byte(`{"format":"sheaf-catalog-manifest","version":99}`), store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ix := newCloudIndexer(f.store, f.ix.Text)
+	if c, err := ix.Snapshots.Load(ctx); err != nil || c != nil {
+		t.Fatalf("Load: %v, %v; want nothing", c, err)
+	}
+	if _, err := ix.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	assertMatchesStore(t, ix, f.saved(t))
+
+	// An instance that never loaded catches up the same way.
+	if _, err := f.store.Put(ctx, DefaultCatalogDir+manifestName, []byte(`{"format":"sheaf-catalog-manifest","version":99}`), store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	other := newCloudIndexer(f.store, f.ix.Text)
+	write(t, f.dir, "c.md", "# C")
+	if _, err := other.Handle(ctx, awsEvent("ObjectCreated:Put", "c.md")); err != nil {
+		t.Fatal(err)
+	}
+	assertMatchesStore(t, other, f.saved(t))
+}
