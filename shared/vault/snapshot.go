@@ -51,7 +51,7 @@ var (
 func zstdCodec() (*zstd.Encoder, *zstd.Decoder) {
 	zstdOnce.Do(func() {
 		zstdEnc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
-		zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(4<<30))
+		zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(1<<30))
 	})
 	return zstdEnc, zstdDec
 }
@@ -250,7 +250,7 @@ func ReadSegment(r io.Reader) (*Segment, error) {
 		if err != nil {
 			return nil, fmt.Errorf("vault: read snapshot: %w", err)
 		}
-		return readSegment(bufio.NewReaderSize(bytes.NewReader(plain), 1<<20))
+		return readSegment(bufio.NewReaderSize(bytes.NewReader(plain), min(len(plain)+16, 1<<20)))
 	}
 	zr, err := gzip.NewReader(br)
 	if err != nil {
