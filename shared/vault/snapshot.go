@@ -535,8 +535,9 @@ func readNotes(br *bufio.Reader, count int) ([]Note, error) {
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
+			r := &jsonReader{intern: map[string]string{}}
 			for i := w; i < len(lines); i += workers {
-				errs[i] = decodeNote(lines[i], &notes[i])
+				errs[i] = r.note(lines[i], &notes[i])
 			}
 		})
 	}
@@ -576,7 +577,12 @@ func readLine(br *bufio.Reader, limit int) ([]byte, error) {
 // faster: a 10k-note snapshot must load in well under a second. Unknown
 // fields are skipped; frontmatter goes through encoding/json.
 func decodeNote(line []byte, n *Note) error {
-	r := &jsonReader{b: line}
+	return (&jsonReader{}).note(line, n)
+}
+
+// note decodes one note line with r (which keeps its intern table).
+func (r *jsonReader) note(line []byte, n *Note) error {
+	r.b, r.i, r.err = line, 0, nil
 	r.object(func(key []byte) {
 		switch string(key) {
 		case "path":
@@ -590,11 +596,11 @@ func decodeNote(line []byte, n *Note) error {
 		case "aliases":
 			n.Aliases = r.strs()
 		case "tags":
-			n.Tags = r.strs()
+			n.Tags = r.istrs()
 		case "author":
-			n.Author = r.str()
+			n.Author = r.istr()
 		case "entities":
-			n.Entities = r.strs()
+			n.Entities = r.istrs()
 		case "derived_from_ids":
 			n.DerivedFromIDs = r.strs()
 		case "source_url":
@@ -635,7 +641,7 @@ func decodeNote(line []byte, n *Note) error {
 				r.object(func(key []byte) {
 					switch string(key) {
 					case "kind":
-						l.Kind = r.str()
+						l.Kind = r.istr()
 					case "embed":
 						l.Embed = r.bool()
 					case "target":
@@ -699,7 +705,7 @@ func decodeNote(line []byte, n *Note) error {
 				r.object(func(key []byte) {
 					switch string(key) {
 					case "handle":
-						m.Handle = r.str()
+						m.Handle = r.istr()
 					case "line":
 						m.Line = r.int()
 					case "context":
@@ -732,6 +738,35 @@ type jsonReader struct {
 	b   []byte
 	i   int
 	err error
+	// intern holds the strings istr returned, so a value that repeats
+	// across notes (a tag, a link's kind, a hub's link target) is one
+	// allocation however often it occurs; nil: no interning.
+	intern map[string]string
+}
+
+// istr is str, interned.
+func (r *jsonReader) istr() string {
+	if r.intern == nil || r.literal("null") {
+		return r.str()
+	}
+	b := r.strBytes()
+	if s, ok := r.intern[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(r.intern) < maxInterned {
+		r.intern[s] = s
+	}
+	return s
+}
+
+// maxInterned bounds one reader's intern table.
+const maxInterned = 1 << 20
+
+func (r *jsonReader) istrs() []string {
+	var out []string
+	r.array(func() { out = append(out, r.istr()) })
+	return out
 }
 
 func (r *jsonReader) fail(msg string) {
