@@ -56,6 +56,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -timeout 60m ./shared/... ./indexer/... 2>&1 | tee bench.txt
 	SHEAF_BENCH_VAULT=$(BENCH_VAULT) $(GO) test -run '^$$' -bench . -timeout 30m ./cmd/sheaf/ 2>&1 | tee -a bench.txt
 	$(GO) test -run '^$$' -bench 'Init|WarmCall' -benchtime 200x ./functions/mcp/ 2>&1 | tee -a bench.txt
+	SHEAF_BENCH_FIRST_NOTES=100000 $(GO) test -run '^$$' -bench FirstTrueAnswer -benchtime 1x -timeout 30m ./cmd/sheaf/ 2>&1 | tee -a bench.txt
 
 # Short fuzzing of every parser and path check.
 fuzz:
