@@ -70,6 +70,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseURL -fuzztime 15s ./shared/vectors/qdrant/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeEvent -fuzztime 15s ./indexer/
 	$(GO) test -run '^$$' -fuzz FuzzValidateGrounding -fuzztime 15s ./shared/tools/
+	$(GO) test -run '^$$' -fuzz FuzzPageEnd -fuzztime 15s ./shared/tools/
+	$(GO) test -run '^$$' -fuzz FuzzExplainArgs -fuzztime 15s ./shared/tools/
 	$(GO) test -run '^$$' -fuzz FuzzEmbeddingsBody -fuzztime 15s ./infra/embedder/
 	$(GO) test -run '^$$' -fuzz FuzzInvoke -fuzztime 15s ./functions/internal/lambdahttp/
 

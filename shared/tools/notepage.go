@@ -67,14 +67,21 @@ func pageEnd(data []byte, avail int, atEOF bool) int {
 	return end
 }
 
-// runeStart moves off forward to the start of a character of data (read
-// from off), so a page never begins inside one.
-func runeStart(data []byte) int {
-	i := 0
-	for i < len(data) && i < utf8.UTFMax && !utf8.RuneStart(data[i]) {
-		i++
+// insideRune says how many bytes of data[at:] belong to a valid character
+// that starts before at (0 when at is a character boundary): a page must
+// start after it. Invalid bytes are characters of their own.
+func insideRune(data []byte, at int) int {
+	for k := 1; k <= at && k < utf8.UTFMax; k++ {
+		if !utf8.RuneStart(data[at-k]) {
+			continue
+		}
+		r, size := utf8.DecodeRune(data[at-k:])
+		if r == utf8.RuneError && size <= 1 || size <= k {
+			return 0
+		}
+		return size - k
 	}
-	return i
+	return 0
 }
 
 // fileScans remembers, for notes read by pages, what reading them whole
@@ -183,12 +190,14 @@ func readPage(ctx context.Context, v *Vault, cat *vault.Catalog, path string, of
 		return nil, newError(KindArgsInvalid, map[string]any{"argument": "offset", "size": obj.Size},
 			"offset %d is past the end of %s, which has %d bytes: pass an offset below its size (or 0)", off, path, obj.Size)
 	}
-	// Read at most what could fit: every byte costs at least 2.
+	// Read at most what could fit: every byte costs at least 2; and the
+	// few bytes before off, to tell whether off is inside a character.
 	want := int64(max(avail/2, 1)) + utf8.UTFMax
 	if length > 0 {
 		want = min(want, length)
 	}
-	data, got, err := store.GetRange(ctx, v.Store, path, off, want)
+	back := min(off, utf8.UTFMax-1)
+	data, got, err := store.GetRange(ctx, v.Store, path, off-back, want+back)
 	if err != nil {
 		return nil, err
 	}
@@ -196,9 +205,10 @@ func readPage(ctx context.Context, v *Vault, cat *vault.Catalog, path string, of
 		return nil, errChanged
 	}
 	p := &notePage{obj: got, offset: off}
-	if skip := runeStart(data); skip > 0 && off > 0 {
+	skip := insideRune(data, int(back))
+	data = data[min(int(back)+skip, len(data)):]
+	if skip > 0 {
 		p.offset += int64(skip)
-		data = data[skip:]
 		p.warnings = append(p.warnings, fmt.Sprintf("offset %d is inside a character: this page starts at %d", off, p.offset))
 	}
 	atEOF := p.offset+int64(len(data)) >= got.Size
