@@ -143,7 +143,7 @@ func testHybridEval(t *testing.T, f *semFixture) {
 	var lexR, vecR, rrfR, hybR [][]string
 	lanes := make([][2][]laneHit, len(qs))
 	for i, q := range qs {
-		lex, err := lexicalLane(ctx, f.v, q.Question, RetrieveOptions{}, lanePool(k))
+		lex, err := lexicalLane(ctx, f.v, cat, q.Question, RetrieveOptions{}, lanePool(k))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -35,9 +35,9 @@ type RetrieveOptions struct {
 	Mode         string
 	PreferRecent bool
 	Filter       textindex.Filter
-	// Lexical replaces the lexical lane's query (default: the question as
-	// textindex.QuestionQuery reads it).
-	Lexical *textindex.Query
+	// Lexical replaces the lexical lane's question (default: the question
+	// as textindex.ParseQuestion reads it).
+	Lexical *textindex.Question
 	// Expansion is extra text for the vector lane (a HyDE passage or
 	// paraphrases from llm.Expand): the query vector is then the mean of the
 	// question's and the expansion's.
@@ -106,7 +106,7 @@ func (s *Server) retrieve(ctx context.Context, v *Vault, cat *vault.Catalog, que
 	var lex, vec []laneHit
 	var err error
 	if mode != "semantic" {
-		if lex, err = lexicalLane(ctx, v, question, o, lanePool(limit)); err != nil {
+		if lex, err = lexicalLane(ctx, v, cat, question, o, lanePool(limit)); err != nil {
 			return nil, err
 		}
 	}
@@ -164,12 +164,14 @@ type laneHit struct {
 	Heading, HeadingID string
 }
 
-func lexicalLane(ctx context.Context, v *Vault, question string, o RetrieveOptions, pool int) ([]laneHit, error) {
-	q := textindex.QuestionQuery(question)
+// lexicalLane ranks notes with the text index's question lane and the
+// vault prior (askLexical).
+func lexicalLane(ctx context.Context, v *Vault, cat *vault.Catalog, question string, o RetrieveOptions, pool int) ([]laneHit, error) {
+	q := textindex.ParseQuestion(question)
 	if o.Lexical != nil {
 		q = *o.Lexical
 	}
-	res, err := v.Text.Search(ctx, q, textindex.Options{Filter: o.Filter, Limit: pool})
+	res, err := askLexical(ctx, v, cat, q, o.Filter, pool, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ type writeStmts struct {
 	deleteNote, deleteNoteFTS, deleteTags, deleteEnts *sql.Stmt
 	deletePassages, insertNoteFTS, insertTag          *sql.Stmt
 	insertEnt, insertPassage                          *sql.Stmt
+	deleteStems, insertStems                          *sql.Stmt
 }
 
 // stmtDef is one field of writeStmts and its SQL.
@@ -32,9 +33,9 @@ type stmtDef struct {
 // defs lists the statements of ws, always in the same order.
 func (ws *writeStmts) defs() []stmtDef {
 	return []stmtDef{
-		{&ws.findNote, `SELECT id FROM notes WHERE path = ?`},
-		{&ws.insertNote, `INSERT INTO notes(path, title, author, modified, npassages) VALUES(?, ?, ?, ?, ?)`},
-		{&ws.updateNote, `UPDATE notes SET title = ?, author = ?, modified = ?, npassages = ? WHERE id = ?`},
+		{&ws.findNote, `SELECT id, npassages FROM notes WHERE path = ?`},
+		{&ws.insertNote, `INSERT INTO notes(path, title, author, modified, npassages, lang) VALUES(?, ?, ?, ?, ?, ?)`},
+		{&ws.updateNote, `UPDATE notes SET title = ?, author = ?, modified = ?, npassages = ?, lang = ? WHERE id = ?`},
 		{&ws.deleteNote, `DELETE FROM notes WHERE id = ?`},
 		{&ws.deleteNoteFTS, `DELETE FROM notes_fts WHERE rowid = ?`},
 		{&ws.deleteTags, `DELETE FROM tags WHERE note_id = ?`},
@@ -44,6 +45,8 @@ func (ws *writeStmts) defs() []stmtDef {
 		{&ws.insertTag, `INSERT OR IGNORE INTO tags(tag, note_id) VALUES(?, ?)`},
 		{&ws.insertEnt, `INSERT OR IGNORE INTO entities(entity, note_id) VALUES(?, ?)`},
 		{&ws.insertPassage, `INSERT INTO passages(id, ordinal, heading, heading_id, heading_path, text) VALUES(?, ?, ?, ?, ?, ?)`},
+		{&ws.deleteStems, `DELETE FROM stems_fts WHERE rowid = ?`},
+		{&ws.insertStems, `INSERT INTO stems_fts(rowid, title, headings, body, meta) VALUES(?, ?, ?, ?, ?)`},
 	}
 }
 
@@ -91,9 +94,10 @@ func (ix *Index) Upsert(ctx context.Context, docs ...textindex.Doc) error {
 	prepared := make(chan preparedDoc, 64)
 	go func() {
 		defer close(prepared)
+		var st textindex.Stemmer
 		for _, d := range docs {
 			select {
-			case prepared <- prepareDoc(d):
+			case prepared <- prepareDoc(d, &st):
 			case <-ctx.Done():
 				return
 			}
@@ -148,6 +152,7 @@ func (ix *Index) write(ctx context.Context, fn func(context.Context, *writeStmts
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("embedded: commit: %w", err)
 	}
+	ix.gen.Add(1)
 	return nil
 }
 
@@ -157,14 +162,17 @@ type preparedDoc struct {
 	aliases, headings, tags, body string // FTS columns, cleaned
 	tagKeys, entities             []string
 	passages                      []preparedPassage
+	lang                          textindex.Lang
+	stemTitle, stemMeta           string // stems_fts columns shared by the note's passages
 }
 
 type preparedPassage struct {
 	ordinal                               int
 	heading, headingID, headingPath, text string
+	stemHeadings, stemBody                string // stems_fts columns
 }
 
-func prepareDoc(d textindex.Doc) preparedDoc {
+func prepareDoc(d textindex.Doc, st *textindex.Stemmer) preparedDoc {
 	p := preparedDoc{
 		path:     norm.NFC.String(d.Path),
 		title:    validText(d.Title),
@@ -188,16 +196,31 @@ func prepareDoc(d textindex.Doc) preparedDoc {
 	if len(passages) > maxPassages {
 		passages = passages[:maxPassages]
 	}
+	p.lang = textindex.DetectLang(langSample(d))
+	p.stemTitle = stemText(st, p.lang, d.Title+"\n"+strings.Join(d.Aliases, "\n"))
+	p.stemMeta = stemText(st, p.lang, strings.Join(d.Tags, "\n")+"\n"+pathWords(p.path))
 	for _, ps := range passages {
 		p.passages = append(p.passages, preparedPassage{
-			ordinal:     ps.Ordinal,
-			heading:     validText(ps.Heading()),
-			headingID:   validText(ps.HeadingID),
-			headingPath: cleanText(strings.Join(ps.HeadingPath, "\n")),
-			text:        validText(ps.Text),
+			ordinal:      ps.Ordinal,
+			heading:      validText(ps.Heading()),
+			headingID:    validText(ps.HeadingID),
+			headingPath:  cleanText(strings.Join(ps.HeadingPath, "\n")),
+			text:         validText(ps.Text),
+			stemHeadings: stemText(st, p.lang, strings.Join(ps.HeadingPath, "\n")),
+			stemBody:     stemText(st, p.lang, ps.Text),
 		})
 	}
 	return p
+}
+
+// langSample is the text a note's language is detected from.
+func langSample(d textindex.Doc) string {
+	const n = 4 << 10
+	b := body(d)
+	if len(b) > n {
+		b = b[:n]
+	}
+	return d.Title + "\n" + b
 }
 
 // body returns d.Body, or the text of its passages when Body is empty.
@@ -218,11 +241,11 @@ func upsertOne(ctx context.Context, ws *writeStmts, p preparedDoc) error {
 		return err
 	}
 	if exists {
-		if _, err := ws.updateNote.ExecContext(ctx, p.title, p.author, p.modified, len(p.passages), id); err != nil {
+		if _, err := ws.updateNote.ExecContext(ctx, p.title, p.author, p.modified, len(p.passages), string(p.lang), id); err != nil {
 			return err
 		}
 	} else {
-		res, err := ws.insertNote.ExecContext(ctx, p.path, p.title, p.author, p.modified, len(p.passages))
+		res, err := ws.insertNote.ExecContext(ctx, p.path, p.title, p.author, p.modified, len(p.passages), string(p.lang))
 		if err != nil {
 			return err
 		}
@@ -248,6 +271,15 @@ func upsertOne(ctx context.Context, ws *writeStmts, p preparedDoc) error {
 		if _, err := ws.insertPassage.ExecContext(ctx, pid, ps.ordinal, ps.heading, ps.headingID, ps.headingPath, ps.text); err != nil {
 			return err
 		}
+		if _, err := ws.insertStems.ExecContext(ctx, pid, p.stemTitle, ps.stemHeadings, ps.stemBody, p.stemMeta); err != nil {
+			return err
+		}
+	}
+	if len(p.passages) == 0 && (p.stemTitle != "" || p.stemMeta != "") {
+		// A note without text is still found by its title, aliases, tags and path.
+		if _, err := ws.insertStems.ExecContext(ctx, id<<passageBits, p.stemTitle, "", "", p.stemMeta); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -255,7 +287,8 @@ func upsertOne(ctx context.Context, ws *writeStmts, p preparedDoc) error {
 // removeOld deletes every row derived from the note at path except its
 // notes row, and returns the note's id.
 func removeOld(ctx context.Context, ws *writeStmts, path string) (id int64, ok bool, err error) {
-	err = ws.findNote.QueryRowContext(ctx, path).Scan(&id)
+	var npass int64
+	err = ws.findNote.QueryRowContext(ctx, path).Scan(&id, &npass)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}
@@ -268,6 +301,11 @@ func removeOld(ctx context.Context, ws *writeStmts, path string) (id int64, ok b
 		}
 	}
 	first := id << passageBits
+	for i := range max(npass, 1) { // a note without passages may have a title row
+		if _, err := ws.deleteStems.ExecContext(ctx, first+i); err != nil {
+			return 0, false, err
+		}
+	}
 	if _, err := ws.deletePassages.ExecContext(ctx, first, first+maxPassages-1); err != nil {
 		return 0, false, err
 	}
