@@ -23,11 +23,12 @@ import (
 const (
 	// stemWeights are the bm25 column weights of stems_fts: title and
 	// aliases, heading path, passage text, tags and path words.
-	stemWeights = "5.0, 3.0, 1.0, 2.0"
+	stemWeights = "1.0, 1.0, 1.0, 1.0"
 	// collapseWeight is how much a note's second and third best passages
 	// add to its best one: a note that answers in several places ranks
 	// above one that mentions the words once.
 	collapseWeight = 0.25
+	collapseN = 3
 	// proximityWeight scales the boost of a note whose best passage holds
 	// the question's words near each other (see proximity).
 	proximityWeight = 0.4
@@ -233,7 +234,7 @@ func (ix *Index) ask(ctx context.Context, terms []askTerm, expr string, f textin
 		switch k := len(n.passages); {
 		case k == 0:
 			n.rel = -rank
-		case k < 3:
+		case k < collapseN:
 			n.rel += collapseWeight * -rank
 		}
 		n.passages = append(n.passages, pid)
