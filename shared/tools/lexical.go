@@ -16,9 +16,10 @@ import (
 //
 // so a note many others link to (a hub, a well-used concept page) ranks a
 // little above an orphan with the same words, and no note gains more than
-// linkWeight. Chosen with TestRetrievalQuality on our own question sets.
+// linkWeight. Chosen with TestRetrievalQuality on our own question sets:
+// 0.05 lifts the generated vault's MRR by 0.003, 0.2 and more cost it.
 const (
-	linkWeight     = 0.1
+	linkWeight     = 0.05
 	linkSaturation = 16
 )
 

@@ -18,40 +18,40 @@ import (
 )
 
 // The question lane's ranking (Ask). Tuned on our own question sets only
-// (infra/sample-vault/eval/questions.jsonl and the generated vault's; see
+// (infra/sample-vault/eval/questions.jsonl and vaultgen.Questions; see
 // shared/tools/quality_test.go).
 const (
 	// stemWeights are the bm25 column weights of stems_fts: title and
-	// aliases, heading path, passage text, tags and path words.
-	stemWeights = "1.0, 1.0, 1.0, 1.0"
-	// collapseWeight is how much a note's second and third best passages
-	// add to its best one: a note that answers in several places ranks
-	// above one that mentions the words once.
-	collapseWeight = 0.25
-	collapseN = 3
+	// aliases, headings, body, tags and path words.
+	stemWeights = "3.0, 2.0, 1.0, 1.0"
+	// passageWeight is how much a note's best passage adds to its BM25:
+	// a note that answers in one place ranks above one that has the words
+	// scattered over many pages. On our sets the choice barely matters
+	// (MRR within 0.01 from 0 to 0.5; above 0.25 a generated-vault
+	// question drops out of the top 5).
+	passageWeight = 0.1
 	// proximityWeight scales the boost of a note whose best passage holds
 	// the question's words near each other (see proximity).
 	proximityWeight = 0.4
-	// askPool is the least number of passages ranked before collapsing
-	// them to notes; more when a page reaches further.
-	askPool = 300
-	// rerankNotes is the least number of notes whose best passage is read
-	// to measure proximity.
-	rerankNotes = 40
+	// rerankNotes is the least number of notes, from the top of the BM25
+	// ranking, whose passages are scored.
+	rerankNotes = 30
+	// BM25 parameters of the passage scores.
+	bm25K1, bm25B = 1.2, 0.75
 )
 
 // Ask ranks notes for a question in natural language. Every word of q is
 // stemmed in the question's language and in each language the vault's
 // notes are written in (so an English question still finds the English
-// words of a German note), and matched as a whole stem against stems_fts,
-// where each passage is indexed with its note's title, aliases, tags and
-// path words. Words in more than half of the passages are dropped when
-// others remain: FTS5's BM25 gives them no weight anyway, and they would
-// cost a score per passage. The best passages by weighted BM25 are
-// collapsed to notes (best passage plus collapseWeight times the next two),
-// and the leading notes get a boost when their best passage holds the
-// question's words close together (proximity). A question of stopwords
-// only ranks with Search, since stems_fts holds no stopwords.
+// words of a German note), and matched as a whole stem against stems_fts.
+// Words in more than half of the notes are dropped when others remain:
+// FTS5's BM25 gives them no weight anyway, and they would cost a score per
+// note. The leading notes by weighted BM25 (title, headings, body, tags and
+// path words) are then re-ranked by their passages: each passage is scored
+// by BM25 over the stems stored with it, the best one adds passageWeight of
+// its score to the note's, and the note gets a boost when that passage
+// holds the question's words close together (proximity). A question of
+// stopwords only ranks with Search, since stems_fts holds no stopwords.
 func (ix *Index) Ask(ctx context.Context, q textindex.Question, opts textindex.Options) (textindex.Result, error) {
 	if q.Empty() || (opts.Filter.Paths != nil && len(opts.Filter.Paths) == 0) {
 		return textindex.Result{}, nil
@@ -69,7 +69,7 @@ func (ix *Index) Ask(ctx context.Context, q textindex.Question, opts textindex.O
 		return textindex.Result{}, fmt.Errorf("embedded: ask: %w", err)
 	}
 	terms := askTerms(q, st.langs)
-	if err := ix.weigh(ctx, terms, st.passages); err != nil {
+	if err := ix.weigh(ctx, terms, st.notes); err != nil {
 		return textindex.Result{}, fmt.Errorf("embedded: ask: %w", err)
 	}
 	expr := askExpr(terms)
@@ -92,8 +92,8 @@ func (ix *Index) Ask(ctx context.Context, q textindex.Question, opts textindex.O
 type askTerm struct {
 	pos    int        // textindex.Word.Pos
 	alts   [][]string // folded index tokens; one token for a word, two for an unspaced bigram
-	idf    float64    // inverse passage frequency of the rarest alternative
-	pruned bool       // in more than half of the passages: not matched
+	idf    float64    // inverse note frequency of the rarest alternative
+	pruned bool       // in more than half of the notes: not matched
 }
 
 // askTerms stems q's words in every language of langs (and the question's).
@@ -127,9 +127,9 @@ func askTerms(q textindex.Question, langs []textindex.Lang) []askTerm {
 	return out
 }
 
-// weigh sets each term's idf from the passage frequencies of its
-// alternatives and prunes the terms in more than half of the passages,
-// unless every term is.
+// weigh sets each term's idf, as FTS5's bm25 computes it, from the note
+// frequencies of its alternatives (the rarest counts), and prunes the terms
+// in more than half of the n notes, unless every term is.
 func (ix *Index) weigh(ctx context.Context, terms []askTerm, n int64) error {
 	common := 0
 	for i := range terms {
@@ -152,7 +152,7 @@ func (ix *Index) weigh(ctx context.Context, terms []askTerm, n int64) error {
 		if df == math.MaxInt64 {
 			df = 0
 		}
-		t.idf = math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+		t.idf = max(math.Log((float64(n)-float64(df)+0.5)/(float64(df)+0.5)), 1e-6)
 		if n > 0 && 2*df > n {
 			t.pruned = true
 			common++
@@ -166,7 +166,7 @@ func (ix *Index) weigh(ctx context.Context, terms []askTerm, n int64) error {
 	return nil
 }
 
-// docFreq is the number of stems_fts rows holding tok.
+// docFreq is the number of notes whose stems_fts row holds tok.
 func (ix *Index) docFreq(ctx context.Context, tok string) (int64, error) {
 	var n int64
 	err := ix.queryRow(ctx, `SELECT doc FROM stems_vocab WHERE term = ?`, []any{tok}, &n)
@@ -193,84 +193,45 @@ func askExpr(terms []askTerm) string {
 
 // askNote is one note of a question's ranking.
 type askNote struct {
-	id       int64
-	rel      float64 // relevance, higher is better
-	passages []int64 // passage ids, best first
+	id   int64
+	rel  float64 // relevance, higher is better
+	best passage // its best passage, once read
+	read bool    // best is set
+	lang textindex.Lang
+	hit  textindex.Hit
 }
 
 func (ix *Index) ask(ctx context.Context, terms []askTerm, expr string, f textindex.Filter, limit, offset int) (textindex.Result, error) {
 	where, args := filterSQL(f)
 	from := ` FROM stems_fts`
 	if where != "" {
-		from += ` JOIN notes n ON n.id = (stems_fts.rowid >> ` + fmt.Sprint(passageBits) + `)`
+		from += ` JOIN notes n ON n.id = stems_fts.rowid`
 	}
 	from += ` WHERE stems_fts MATCH ?` + where
-	args = append([]any{expr}, args...)
-	pool := max(askPool, 8*(offset+limit))
-	rows, err := ix.query(ctx, `SELECT stems_fts.rowid, stems_fts.rank`+from+` ORDER BY stems_fts.rank LIMIT ?`, append(args, pool)...)
+	r := ranking{ix: ix, from: from, args: append([]any{expr}, args...)}
+	m := max(rerankNotes, 2*(offset+limit))
+	ranked, total, err := r.rankRel(ctx, "stems_fts", max(m, offset+limit))
 	if err != nil {
 		return textindex.Result{}, err
 	}
-	var (
-		notes  []*askNote
-		byID   = map[int64]*askNote{}
-		nrows  int
-		scanEr error
-	)
-	for rows.Next() {
-		var pid int64
-		var rank float64
-		if scanEr = rows.Scan(&pid, &rank); scanEr != nil {
-			break
-		}
-		nrows++
-		id := pid >> passageBits
-		n := byID[id]
-		if n == nil {
-			n = &askNote{id: id}
-			byID[id] = n
-			notes = append(notes, n)
-		}
-		switch k := len(n.passages); {
-		case k == 0:
-			n.rel = -rank
-		case k < collapseN:
-			n.rel += collapseWeight * -rank
-		}
-		n.passages = append(n.passages, pid)
+	notes := make([]*askNote, 0, len(ranked))
+	for _, rn := range ranked {
+		notes = append(notes, &askNote{id: rn.id, rel: -rn.score})
 	}
-	if err := errors.Join(scanEr, rows.Err(), rows.Close()); err != nil {
-		return textindex.Result{}, err
-	}
-	total := len(notes)
-	if nrows == pool {
-		if err := ix.queryRow(ctx, `SELECT count(DISTINCT stems_fts.rowid >> `+fmt.Sprint(passageBits)+`)`+from, args, &total); err != nil {
-			return textindex.Result{}, err
-		}
-	}
-	sortNotes(notes)
-
-	// Read the leading notes' best passages once: for proximity and for the hits.
-	m := min(len(notes), max(rerankNotes, 2*(offset+limit)))
-	ns := askNeedles(terms)
-	hits := make(map[int64]textindex.Hit, m)
-	for _, n := range notes[:m] {
-		h, p, lang, ok, err := ix.askHit(ctx, n)
+	// Re-rank the leading notes by their passages.
+	lead := notes[:min(m, len(notes))]
+	for _, n := range lead {
+		ok, err := ix.askNote(ctx, n, terms)
 		if err != nil {
 			return textindex.Result{}, err
 		}
 		if !ok {
 			n.rel = math.Inf(-1) // deleted since the ranking query
-			continue
 		}
-		n.rel *= 1 + proximityWeight*proximity(terms, lang, p.heading+"\n"+clip(p.text, proximityScan))
-		h.Passage, h.Heading, h.HeadingID = p.ordinal, p.heading, p.headingID
-		h.Snippet = excerpt(p.text, ns)
-		hits[n.id] = h
 	}
-	lead := notes[:m]
 	sortNotes(lead)
 	res := textindex.Result{Total: total}
+	ns := askNeedles(terms)
 	for i, n := range notes {
 		if i < offset {
 			continue
@@ -278,32 +239,51 @@ func (ix *Index) ask(ctx context.Context, terms []askTerm, expr string, f textin
 		if len(res.Hits) == limit {
 			break
 		}
-		h, ok := hits[n.id]
-		if !ok && i >= m {
-			// Past the notes read: fetch this one now (pages far down).
-			var p passage
-			var okNote bool
-			var err error
-			h, p, _, okNote, err = ix.askHit(ctx, n)
-			if err != nil {
+		if !n.read {
+			if ok, err := ix.askNote(ctx, n, nil); err != nil {
 				return textindex.Result{}, err
+			} else if !ok {
+				continue
 			}
-			if okNote {
-				h.Passage, h.Heading, h.HeadingID = p.ordinal, p.heading, p.headingID
-				h.Snippet = excerpt(p.text, ns)
-			}
-			ok = okNote
 		}
-		if !ok {
+		if math.IsInf(n.rel, -1) {
 			continue
 		}
+		h := n.hit
 		h.Score = -n.rel
+		h.Passage, h.Heading, h.HeadingID = n.best.ordinal, n.best.heading, n.best.headingID
+		h.Snippet = excerpt(n.best.text, ns)
 		res.Hits = append(res.Hits, h)
 	}
 	return res, nil
 }
 
-// sortNotes orders by relevance, best first, ties by id.
+// rankRel is rank for a table other than notes_fts.
+func (r ranking) rankRel(ctx context.Context, table string, limit int) ([]ranked, int, error) {
+	rows, err := r.ix.query(ctx, `SELECT `+table+`.rowid, `+table+`.rank, count(*) OVER ()`+r.from+
+		` ORDER BY `+table+`.rank LIMIT ?`, append(r.args[:len(r.args):len(r.args)], limit)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	var (
+		out   []ranked
+		total int
+	)
+	for rows.Next() {
+		var rn ranked
+		if err := rows.Scan(&rn.id, &rn.score, &total); err != nil {
+			rows.Close()
+			return nil, 0, err
+		}
+		out = append(out, rn)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, 0, err
+	}
+	return out, total, nil
+}
+
+// sortNotes orders by relevance, best first, stably.
 func sortNotes(ns []*askNote) {
 	slices.SortStableFunc(ns, func(a, b *askNote) int {
 		switch {
@@ -316,33 +296,98 @@ func sortNotes(ns []*askNote) {
 	})
 }
 
-// askHit reads note n's path, title and language and its best passage;
-// ok is false when the note is gone.
-func (ix *Index) askHit(ctx context.Context, n *askNote) (textindex.Hit, passage, textindex.Lang, bool, error) {
+// askNote reads note n: its path and title, and its passages, scored with
+// terms (nil: just the first passage) to pick the best one and add it to
+// n.rel with its proximity boost. ok is false when the note is gone.
+func (ix *Index) askNote(ctx context.Context, n *askNote, terms []askTerm) (bool, error) {
 	var (
-		h    textindex.Hit
 		lang string
 		np   int64
-		p    passage
 	)
-	err := ix.queryRow(ctx, `SELECT path, title, npassages, lang FROM notes WHERE id = ?`, []any{n.id}, &h.Path, &h.Title, &np, &lang)
+	n.read = true
+	err := ix.queryRow(ctx, `SELECT path, title, npassages, lang FROM notes WHERE id = ?`, []any{n.id}, &n.hit.Path, &n.hit.Title, &np, &lang)
 	if errors.Is(err, sql.ErrNoRows) {
-		return h, p, "", false, nil
+		return false, nil
 	}
 	if err != nil {
-		return h, p, "", false, err
+		return false, err
 	}
-	if len(n.passages) > 0 && np > 0 {
-		err := ix.queryRow(ctx, `SELECT ordinal, heading, heading_id, text FROM passages WHERE id = ?`, []any{n.passages[0]},
-			&p.ordinal, &p.heading, &p.headingID, &p.text)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return h, p, "", false, err
+	n.lang = textindex.Lang(lang)
+	if np <= 0 {
+		return true, nil
+	}
+	first := n.id << passageBits
+	bestID, bestScore, bestStems := first, 0.0, ""
+	if terms != nil {
+		rows, err := ix.query(ctx, `SELECT id, stems FROM passages WHERE id BETWEEN ? AND ? ORDER BY id`, first, first+np-1)
+		if err != nil {
+			return false, err
+		}
+		var ps []scoredPassage
+		total := 0
+		for rows.Next() {
+			var sp scoredPassage
+			if err := rows.Scan(&sp.id, &sp.stems); err != nil {
+				rows.Close()
+				return false, err
+			}
+			sp.toks = strings.Fields(sp.stems)
+			total += len(sp.toks)
+			ps = append(ps, sp)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return false, err
+		}
+		avg := float64(total) / float64(max(len(ps), 1))
+		for _, sp := range ps {
+			if s := passageBM25(terms, sp.toks, avg); s > bestScore {
+				bestID, bestScore, bestStems = sp.id, s, sp.stems
+			}
+		}
+		n.rel += passageWeight * bestScore
+		n.rel *= 1 + proximityWeight*proximity(terms, strings.Fields(bestStems))
+	}
+	err = ix.queryRow(ctx, `SELECT ordinal, heading, heading_id, text FROM passages WHERE id = ?`, []any{bestID},
+		&n.best.ordinal, &n.best.heading, &n.best.headingID, &n.best.text)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return false, err
+	}
+	return true, nil
+}
+
+// scoredPassage is one passage's stored stems.
+type scoredPassage struct {
+	id    int64
+	stems string
+	toks  []string
+}
+
+// passageBM25 scores a passage's index terms toks for terms (whose idf are
+// set), with avg the mean passage length of its note.
+func passageBM25(terms []askTerm, toks []string, avg float64) float64 {
+	if len(toks) == 0 {
+		return 0
+	}
+	tf := make([]int, len(terms))
+	var prev []string
+	for _, tok := range toks {
+		tok = fold(tok)
+		for i, t := range terms {
+			if !t.pruned && t.matchesAt(tok, prev) {
+				tf[i]++
+			}
+		}
+		prev = append(prev[:0], tok)
+	}
+	norm := bm25K1 * (1 - bm25B + bm25B*float64(len(toks))/max(avg, 1))
+	s := 0.0
+	for i, t := range terms {
+		if tf[i] > 0 {
+			f := float64(tf[i])
+			s += t.idf * f * (bm25K1 + 1) / (f + norm)
 		}
 	}
-	if len(p.text) > passageScan {
-		p.text = strings.ToValidUTF8(p.text[:passageScan], "")
-	}
-	return h, p, textindex.Lang(lang), true, nil
+	return s
 }
 
 // askNeedles are the snippet needles of a question: each term's stems, as
@@ -359,17 +404,6 @@ func askNeedles(terms []askTerm) []needle {
 	return out
 }
 
-// proximityScan bounds the bytes of a passage read for proximity.
-const proximityScan = 16 << 10
-
-// clip cuts s to at most n bytes, on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "")
-}
-
 // proximityWindow is the distance, in index terms (stopwords are not
 // counted), within which two of the question's words count as near.
 const proximityWindow = 8
@@ -380,11 +414,10 @@ const proximityWindow = 8
 // (doubled for words next to each other in the question found next to
 // each other, in order, in text), over the most the pairs could score.
 // A question of one word scores 0.
-func proximity(terms []askTerm, lang textindex.Lang, text string) float64 {
+func proximity(terms []askTerm, toks []string) float64 {
 	if len(terms) < 2 {
 		return 0
 	}
-	var st textindex.Stemmer
 	last := make([]int, len(terms)) // last position of each term, -1 if none yet
 	for i := range last {
 		last[i] = -1
@@ -392,7 +425,7 @@ func proximity(terms []askTerm, lang textindex.Lang, text string) float64 {
 	best := make([]float64, len(terms)*len(terms)) // best closeness of each pair
 	pos := 0
 	var prev []string // the previous token, for two-token alternatives
-	stemTokens(&st, lang, text, func(tok string) {
+	for _, tok := range toks {
 		tok = fold(tok)
 		for i, t := range terms {
 			if !t.matchesAt(tok, prev) {
@@ -414,7 +447,7 @@ func proximity(terms []askTerm, lang textindex.Lang, text string) float64 {
 		}
 		prev = append(prev[:0], tok)
 		pos++
-	})
+	}
 	var got, most float64
 	for a := range terms {
 		for b := a + 1; b < len(terms); b++ {
@@ -454,14 +487,14 @@ func (t askTerm) matchesAt(tok string, prev []string) bool {
 }
 
 // vaultStats are what Ask needs to know about the whole index: the
-// languages of its notes and its number of passages. They are cached, and
+// languages of its notes and their number. They are cached, and
 // read again after this process writes or every statsTTL (another process
 // may write the same file).
 type vaultStats struct {
-	langs    []textindex.Lang
-	passages int64
-	gen      uint64
-	at       time.Time
+	langs []textindex.Lang
+	notes int64
+	gen   uint64
+	at    time.Time
 }
 
 const statsTTL = 10 * time.Second
@@ -498,7 +531,7 @@ func (ix *Index) vaultStats(ctx context.Context) (vaultStats, error) {
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return s, err
 	}
-	if err := ix.queryRow(ctx, `SELECT coalesce(sum(max(npassages, 1)), 0) FROM notes`, nil, &s.passages); err != nil {
+	if err := ix.queryRow(ctx, `SELECT count(*) FROM notes`, nil, &s.notes); err != nil {
 		return s, err
 	}
 	s.gen, s.at = gen, time.Now()

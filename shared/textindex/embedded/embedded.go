@@ -81,17 +81,17 @@ var schema = []string{
 		heading TEXT NOT NULL,
 		heading_id TEXT NOT NULL,
 		heading_path TEXT NOT NULL, -- cleaned heading path, one per line, matched with the text
-		text TEXT NOT NULL
+		text TEXT NOT NULL,
+		stems TEXT NOT NULL -- the heading path's and the text's index terms for stems_fts, space-separated
 	)`,
 	`CREATE VIRTUAL TABLE notes_fts USING fts5(title, aliases, headings, tags, body,
 		content='', contentless_delete=1, ` + tokenizer + `, prefix='2 3')`,
 	`INSERT INTO notes_fts(notes_fts, rank) VALUES('rank', 'bm25(10.0, 8.0, 4.0, 3.0, 1.0)')`,
-	// stems_fts is the question lane's index (see Ask): one row per passage
-	// (rowid = the passage's id), every word stemmed in its note's language
-	// and stopwords dropped, in Go before FTS5 sees the text. Each row
-	// repeats its note's title and aliases, tags and path words, so a
-	// passage is ranked in the context of its note. No prefix indexes: the
-	// question lane matches whole stems.
+	// stems_fts is the question lane's index (see Ask): one row per note
+	// (rowid = the note's id), every word stemmed in its note's language
+	// and stopwords dropped, in Go before FTS5 sees the text: title and
+	// aliases, headings, body, and meta (tags and path words). No prefix
+	// indexes: the question lane matches whole stems.
 	`CREATE VIRTUAL TABLE stems_fts USING fts5(title, headings, body, meta,
 		content='', contentless_delete=1, ` + tokenizer + `)`,
 	`INSERT INTO stems_fts(stems_fts, rank) VALUES('rank', 'bm25(` + stemWeights + `)')`,

@@ -33,7 +33,7 @@ type stmtDef struct {
 // defs lists the statements of ws, always in the same order.
 func (ws *writeStmts) defs() []stmtDef {
 	return []stmtDef{
-		{&ws.findNote, `SELECT id, npassages FROM notes WHERE path = ?`},
+		{&ws.findNote, `SELECT id FROM notes WHERE path = ?`},
 		{&ws.insertNote, `INSERT INTO notes(path, title, author, modified, npassages, lang) VALUES(?, ?, ?, ?, ?, ?)`},
 		{&ws.updateNote, `UPDATE notes SET title = ?, author = ?, modified = ?, npassages = ?, lang = ? WHERE id = ?`},
 		{&ws.deleteNote, `DELETE FROM notes WHERE id = ?`},
@@ -44,7 +44,7 @@ func (ws *writeStmts) defs() []stmtDef {
 		{&ws.insertNoteFTS, `INSERT INTO notes_fts(rowid, title, aliases, headings, tags, body) VALUES(?, ?, ?, ?, ?, ?)`},
 		{&ws.insertTag, `INSERT OR IGNORE INTO tags(tag, note_id) VALUES(?, ?)`},
 		{&ws.insertEnt, `INSERT OR IGNORE INTO entities(entity, note_id) VALUES(?, ?)`},
-		{&ws.insertPassage, `INSERT INTO passages(id, ordinal, heading, heading_id, heading_path, text) VALUES(?, ?, ?, ?, ?, ?)`},
+		{&ws.insertPassage, `INSERT INTO passages(id, ordinal, heading, heading_id, heading_path, text, stems) VALUES(?, ?, ?, ?, ?, ?, ?)`},
 		{&ws.deleteStems, `DELETE FROM stems_fts WHERE rowid = ?`},
 		{&ws.insertStems, `INSERT INTO stems_fts(rowid, title, headings, body, meta) VALUES(?, ?, ?, ?, ?)`},
 	}
@@ -163,13 +163,14 @@ type preparedDoc struct {
 	tagKeys, entities             []string
 	passages                      []preparedPassage
 	lang                          textindex.Lang
-	stemTitle, stemMeta           string // stems_fts columns shared by the note's passages
+	stemTitle, stemMeta           string // stems_fts columns
+	stemHeadings                  string
 }
 
 type preparedPassage struct {
 	ordinal                               int
 	heading, headingID, headingPath, text string
-	stemHeadings, stemBody                string // stems_fts columns
+	stems                                 string // index terms of the heading path and the text
 }
 
 func prepareDoc(d textindex.Doc, st *textindex.Stemmer) preparedDoc {
@@ -199,15 +200,15 @@ func prepareDoc(d textindex.Doc, st *textindex.Stemmer) preparedDoc {
 	p.lang = textindex.DetectLang(langSample(d))
 	p.stemTitle = stemText(st, p.lang, d.Title+"\n"+strings.Join(d.Aliases, "\n"))
 	p.stemMeta = stemText(st, p.lang, strings.Join(d.Tags, "\n")+"\n"+pathWords(p.path))
+	p.stemHeadings = stemText(st, p.lang, strings.Join(d.Headings, "\n"))
 	for _, ps := range passages {
 		p.passages = append(p.passages, preparedPassage{
-			ordinal:      ps.Ordinal,
-			heading:      validText(ps.Heading()),
-			headingID:    validText(ps.HeadingID),
-			headingPath:  cleanText(strings.Join(ps.HeadingPath, "\n")),
-			text:         validText(ps.Text),
-			stemHeadings: stemText(st, p.lang, strings.Join(ps.HeadingPath, "\n")),
-			stemBody:     stemText(st, p.lang, ps.Text),
+			ordinal:     ps.Ordinal,
+			heading:     validText(ps.Heading()),
+			headingID:   validText(ps.HeadingID),
+			headingPath: cleanText(strings.Join(ps.HeadingPath, "\n")),
+			text:        validText(ps.Text),
+			stems:       stemText(st, p.lang, strings.Join(ps.HeadingPath, "\n")+"\n"+ps.Text),
 		})
 	}
 	return p
@@ -266,46 +267,35 @@ func upsertOne(ctx context.Context, ws *writeStmts, p preparedDoc) error {
 			return err
 		}
 	}
+	var body strings.Builder
 	for i, ps := range p.passages {
 		pid := id<<passageBits | int64(i)
-		if _, err := ws.insertPassage.ExecContext(ctx, pid, ps.ordinal, ps.heading, ps.headingID, ps.headingPath, ps.text); err != nil {
+		if _, err := ws.insertPassage.ExecContext(ctx, pid, ps.ordinal, ps.heading, ps.headingID, ps.headingPath, ps.text, ps.stems); err != nil {
 			return err
 		}
-		if _, err := ws.insertStems.ExecContext(ctx, pid, p.stemTitle, ps.stemHeadings, ps.stemBody, p.stemMeta); err != nil {
-			return err
-		}
+		body.WriteString(ps.stems)
+		body.WriteByte('\n')
 	}
-	if len(p.passages) == 0 && (p.stemTitle != "" || p.stemMeta != "") {
-		// A note without text is still found by its title, aliases, tags and path.
-		if _, err := ws.insertStems.ExecContext(ctx, id<<passageBits, p.stemTitle, "", "", p.stemMeta); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err = ws.insertStems.ExecContext(ctx, id, p.stemTitle, p.stemHeadings, body.String(), p.stemMeta)
+	return err
 }
 
 // removeOld deletes every row derived from the note at path except its
 // notes row, and returns the note's id.
 func removeOld(ctx context.Context, ws *writeStmts, path string) (id int64, ok bool, err error) {
-	var npass int64
-	err = ws.findNote.QueryRowContext(ctx, path).Scan(&id, &npass)
+	err = ws.findNote.QueryRowContext(ctx, path).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}
 	if err != nil {
 		return 0, false, err
 	}
-	for _, st := range []*sql.Stmt{ws.deleteNoteFTS, ws.deleteTags, ws.deleteEnts} {
+	for _, st := range []*sql.Stmt{ws.deleteNoteFTS, ws.deleteStems, ws.deleteTags, ws.deleteEnts} {
 		if _, err := st.ExecContext(ctx, id); err != nil {
 			return 0, false, err
 		}
 	}
 	first := id << passageBits
-	for i := range max(npass, 1) { // a note without passages may have a title row
-		if _, err := ws.deleteStems.ExecContext(ctx, first+i); err != nil {
-			return 0, false, err
-		}
-	}
 	if _, err := ws.deletePassages.ExecContext(ctx, first, first+maxPassages-1); err != nil {
 		return 0, false, err
 	}
