@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"os"
+	"strconv"
 	"sort"
 	"strings"
 	"time"
@@ -128,7 +130,7 @@ func (s *Server) retrieve(ctx context.Context, v *Vault, cat *vault.Catalog, que
 	case "semantic":
 		out = candidatesOf(vec)
 	default:
-		out = fuse(lex, vec, vectorWeight)
+		out = fuse(lex, vec, vectorShare(lex, vectorWeight))
 	}
 	if o.PreferRecent {
 		now := s.now()
@@ -351,6 +353,29 @@ func fuse(lex, vec []laneHit, w float64) []Candidate {
 	}
 	return out
 }
+
+// vectorShare is the vector lane's weight for one question: w, less the
+// lexical lane's lead. When BM25's best note scores far above its second
+// (the question's rare words are all in one note), the words have found
+// the note and the vectors should not move it; when BM25's scores are flat
+// (the question shares only common words with the vault), the vectors
+// decide. The lead is 1 - second/best, in [0, 1].
+func vectorShare(lex []laneHit, w float64) float64 {
+	lex = firstPerPath(lex)
+	if len(lex) < 2 || lex[0].Score <= 0 {
+		return w
+	}
+	lead := 1 - max(lex[1].Score, 0)/lex[0].Score
+	return w * math.Pow(1-lead, tuneExp)
+}
+
+var tuneExp = func() float64 {
+	if v := os.Getenv("SHEAF_TUNE_EXP"); v != "" {
+		f, _ := strconv.ParseFloat(v, 64)
+		return f
+	}
+	return 1
+}()
 
 // firstPerPath keeps each path's first (best) hit of a lane.
 func firstPerPath(hits []laneHit) []laneHit {
