@@ -162,6 +162,7 @@ func recencyFactor(age time.Duration) float64 {
 type laneHit struct {
 	Path, Title        string
 	Score              float64
+	Coverage           float64 // lexical: textindex.Hit.Coverage
 	Ordinal            int
 	Heading, HeadingID string
 }
@@ -179,7 +180,7 @@ func lexicalLane(ctx context.Context, v *Vault, cat *vault.Catalog, question str
 	}
 	out := make([]laneHit, len(res.Hits))
 	for i, h := range res.Hits {
-		out[i] = laneHit{Path: h.Path, Title: h.Title, Score: -h.Score, Ordinal: h.Passage, Heading: h.Heading, HeadingID: h.HeadingID}
+		out[i] = laneHit{Path: h.Path, Title: h.Title, Score: -h.Score, Coverage: h.Coverage, Ordinal: h.Passage, Heading: h.Heading, HeadingID: h.HeadingID}
 	}
 	return out, nil
 }
@@ -362,11 +363,10 @@ func fuse(lex, vec []laneHit, w float64) []Candidate {
 // decide. The lead is 1 - second/best, in [0, 1].
 func vectorShare(lex []laneHit, w float64) float64 {
 	lex = firstPerPath(lex)
-	if len(lex) < 2 || lex[0].Score <= 0 {
+	if len(lex) == 0 {
 		return w
 	}
-	lead := 1 - max(lex[1].Score, 0)/lex[0].Score
-	return w * math.Pow(1-lead, tuneExp)
+	return w * math.Pow(1-lex[0].Coverage, tuneExp)
 }
 
 var tuneExp = func() float64 {

@@ -339,6 +339,7 @@ func (ix *Index) askNote(ctx context.Context, n *askNote, terms []askTerm) (bool
 			return false, err
 		}
 		avg := float64(total) / float64(max(len(ps), 1))
+		n.hit.Coverage = coverage(terms, ps)
 		for _, sp := range ps {
 			if s := passageBM25(terms, sp.toks, avg); s > bestScore {
 				bestID, bestScore, bestStems = sp.id, s, sp.stems
@@ -353,6 +354,34 @@ func (ix *Index) askNote(ctx context.Context, n *askNote, terms []askTerm) (bool
 		return false, err
 	}
 	return true, nil
+}
+
+// coverage is the share of the terms' idf that occurs in the passages.
+func coverage(terms []askTerm, ps []scoredPassage) float64 {
+	found := make([]bool, len(terms))
+	for _, sp := range ps {
+		var prev []string
+		for _, tok := range sp.toks {
+			tok = fold(tok)
+			for i, t := range terms {
+				if !found[i] && t.matchesAt(tok, prev) {
+					found[i] = true
+				}
+			}
+			prev = append(prev[:0], tok)
+		}
+	}
+	var got, all float64
+	for i, t := range terms {
+		all += t.idf
+		if found[i] {
+			got += t.idf
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return got / all
 }
 
 // scoredPassage is one passage's stored stems.
