@@ -208,6 +208,7 @@ func testHybridEval(t *testing.T, sets []hybridSet) {
 	const k = 5
 	var disjointQ []evalQuestion
 	var disjointLex, disjointHyb, disjointVec [][]string
+	var disjointLanes [][2][]laneHit
 	for _, set := range sets {
 		r := runLanes(t, set, k)
 		full, sem, hyb := score(set.qs, r.lex, k), score(set.qs, r.vec, k), score(set.qs, r.hyb, k)
@@ -228,7 +229,7 @@ func testHybridEval(t *testing.T, sets []hybridSet) {
 				sortCandidates(cs)
 				rs = append(rs, pathsOf(cs))
 			}
-			t.Logf("    weighted fusion, vector weight %.1f less BM25's lead: %v", w, score(set.qs, rs, k))
+			t.Logf("    weighted fusion, vector weight %.1f less BM25's coverage: %v", w, score(set.qs, rs, k))
 		}
 		if best := math.Max(full.recall, sem.recall); hyb.recall < best-1e-9 {
 			t.Errorf("%s: hybrid recall@5 %.3f is below its best lane's %.3f", set.name, hyb.recall, best)
@@ -240,6 +241,7 @@ func testHybridEval(t *testing.T, sets []hybridSet) {
 			if sharesNoWord(t, set.f.dir, q) {
 				disjointQ = append(disjointQ, q)
 				disjointLex, disjointHyb, disjointVec = append(disjointLex, r.lex[i]), append(disjointHyb, r.hyb[i]), append(disjointVec, r.vec[i])
+				disjointLanes = append(disjointLanes, r.lanes[i])
 			}
 		}
 	}
@@ -248,6 +250,15 @@ func testHybridEval(t *testing.T, sets []hybridSet) {
 	}
 	lex, hyb, sem := score(disjointQ, disjointLex, k), score(disjointQ, disjointHyb, k), score(disjointQ, disjointVec, k)
 	t.Logf("%d questions sharing no word with their note: fulltext %v, semantic %v, hybrid %v", len(disjointQ), lex, sem, hyb)
+	for w := 0.0; w <= 1.0001; w += 0.1 {
+		var rs [][]string
+		for _, l := range disjointLanes {
+			cs := fuse(l[0], l[1], vectorShare(l[0], w))
+			sortCandidates(cs)
+			rs = append(rs, pathsOf(cs))
+		}
+		t.Logf("    weighted fusion, vector weight %.1f less BM25's coverage: %v", w, score(disjointQ, rs, k))
+	}
 	if hyb.recall < lex.recall+0.5 {
 		t.Errorf("on questions sharing no word with their note hybrid (%v) is not clearly above BM25 (%v)", hyb, lex)
 	}
