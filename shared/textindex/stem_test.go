@@ -1,6 +1,9 @@
 package textindex
 
-import "testing"
+import (
+	"testing"
+	"unicode/utf8"
+)
 
 func TestStem(t *testing.T) {
 	var s Stemmer
@@ -61,4 +64,27 @@ func TestStopwordListsNoEnglishContentWords(t *testing.T) {
 			t.Errorf("%q is a stopword", w)
 		}
 	}
+}
+
+// FuzzStem checks that any word, in any language, stems to valid UTF-8
+// without panicking, and that questions parse within their bounds.
+func FuzzStem(f *testing.F) {
+	for _, s := range []string{"flushed", "gärten", "возвращайте", "東京", "\xff\xfe", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "ﬁsh", "İstanbul"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var st Stemmer
+		q := ParseQuestion(s)
+		if len(q.Words) > MaxTerms {
+			t.Fatalf("%d words", len(q.Words))
+		}
+		for _, w := range q.Words {
+			for _, l := range append(Langs, "") {
+				if out := st.Stem(l, w.Text); !utf8.ValidString(out) || (out == "" && w.Text != "") {
+					t.Fatalf("Stem(%q, %q) = %q", l, w.Text, out)
+				}
+			}
+		}
+		DetectLang(s)
+	})
 }
