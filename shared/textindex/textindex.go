@@ -61,11 +61,11 @@ type Hit struct {
 	Title   string
 	Snippet string  // a short excerpt around the match, from the best passage
 	Score   float64 // BM25: lower (more negative) is better
-	// Coverage is, for an Ask hit, the share of the question's weight
+	// Matched is, for an Ask hit, the share of the question's weight
 	// (the idf of its words) that the note's text holds, in [0, 1]: near 1
 	// when the note has every rare word of the question. 0 when the adapter
 	// does not measure it (and past the leading hits).
-	Coverage float64
+	Matched float64
 	// For Unit == Passages (and, for Notes, the best-matching passage).
 	Passage   int
 	Heading   string

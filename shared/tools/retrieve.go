@@ -162,7 +162,7 @@ func recencyFactor(age time.Duration) float64 {
 type laneHit struct {
 	Path, Title        string
 	Score              float64
-	Coverage           float64 // lexical: textindex.Hit.Coverage
+	Matched            float64 // lexical: textindex.Hit.Matched
 	Ordinal            int
 	Heading, HeadingID string
 }
@@ -180,7 +180,7 @@ func lexicalLane(ctx context.Context, v *Vault, cat *vault.Catalog, question str
 	}
 	out := make([]laneHit, len(res.Hits))
 	for i, h := range res.Hits {
-		out[i] = laneHit{Path: h.Path, Title: h.Title, Score: -h.Score, Coverage: h.Coverage, Ordinal: h.Passage, Heading: h.Heading, HeadingID: h.HeadingID}
+		out[i] = laneHit{Path: h.Path, Title: h.Title, Score: -h.Score, Matched: h.Matched, Ordinal: h.Passage, Heading: h.Heading, HeadingID: h.HeadingID}
 	}
 	return out, nil
 }
@@ -357,17 +357,17 @@ func fuse(lex, vec []laneHit, w float64) []Candidate {
 
 // vectorShare is the vector lane's weight for one question: w times the
 // share of the question's weight that BM25's best note does not cover
-// (textindex.Hit.Coverage). When that note holds every rare word of the
+// (textindex.Hit.Matched). When that note holds every rare word of the
 // question, the words have found it and the vectors must not move it; when
 // it holds few (the question shares no words with the note that answers
-// it), the vectors decide. An adapter that does not measure coverage (0)
+// it), the vectors decide. An adapter that does not measure it (0)
 // gives the vectors w.
 func vectorShare(lex []laneHit, w float64) float64 {
 	lex = firstPerPath(lex)
 	if len(lex) == 0 {
 		return w
 	}
-	return w * (1 - min(max(lex[0].Coverage, 0), 1))
+	return w * (1 - min(max(lex[0].Matched, 0), 1))
 }
 
 // firstPerPath keeps each path's first (best) hit of a lane.

@@ -339,7 +339,7 @@ func (ix *Index) askNote(ctx context.Context, n *askNote, terms []askTerm) (bool
 			return false, err
 		}
 		avg := float64(total) / float64(max(len(ps), 1))
-		n.hit.Coverage = coverage(terms, ps)
+		n.hit.Matched = matchedShare(terms, ps)
 		for _, sp := range ps {
 			if s := passageBM25(terms, sp.toks, avg); s > bestScore {
 				bestID, bestScore, bestStems = sp.id, s, sp.stems
@@ -356,8 +356,8 @@ func (ix *Index) askNote(ctx context.Context, n *askNote, terms []askTerm) (bool
 	return true, nil
 }
 
-// coverage is the share of the terms' idf that occurs in the passages.
-func coverage(terms []askTerm, ps []scoredPassage) float64 {
+// matchedShare is the share of the terms' idf that occurs in the passages.
+func matchedShare(terms []askTerm, ps []scoredPassage) float64 {
 	found := make([]bool, len(terms))
 	for _, sp := range ps {
 		var prev []string
