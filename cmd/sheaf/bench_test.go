@@ -176,6 +176,51 @@ func BenchmarkServe10k(b *testing.B) {
 	}
 }
 
+// BenchmarkSearchAndRead10k: search_and_read (k=5, whole notes) through
+// the official Go MCP client over stdio, for questions in sentences about
+// the generated vault (vaultgen.Questions: the question lane, no
+// embeddings), and the lane's recall@5 on them.
+func BenchmarkSearchAndRead10k(b *testing.B) {
+	dir := benchVault(b)
+	state := b.TempDir()
+	if out, err := exec.Command(bin, "index", "--vault", dir, "--state", state, "--quiet").CombinedOutput(); err != nil {
+		b.Fatalf("sheaf index: %v\n%s", err, out)
+	}
+	qs := vaultgen.Questions(vaultgen.Options{Notes: 10000, Seed: 1}, 200)
+	for i := 0; i < b.N; i++ {
+		cmd := exec.Command(bin, "serve", "--vault", dir, "--state", state, "--no-watch", "--log-level", "error")
+		s := connect(b, &mcp.CommandTransport{Command: cmd})
+		var lat []time.Duration
+		found := 0
+		for _, q := range qs {
+			t0 := time.Now()
+			res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "search_and_read",
+				Arguments: map[string]any{"query": q.Question, "k": 5, "response_format": "concise"}})
+			lat = append(lat, time.Since(t0))
+			if err != nil || res.IsError {
+				b.Fatalf("search_and_read %q: %v %+v", q.Question, err, res)
+			}
+			var out struct {
+				Notes []struct{ Path string } `json:"notes"`
+			}
+			raw, _ := json.Marshal(res.StructuredContent)
+			if json.Unmarshal(raw, &out) == nil {
+				for _, n := range out.Notes {
+					if n.Path == q.Expected[0] {
+						found++
+						break
+					}
+				}
+			}
+		}
+		s.Close()
+		p50, p99 := percentiles(lat)
+		b.ReportMetric(p50, "ms-p50")
+		b.ReportMetric(p99, "ms-p99")
+		b.ReportMetric(float64(found)/float64(len(qs)), "recall@5")
+	}
+}
+
 func call(b *testing.B, s *mcp.ClientSession, args map[string]any) {
 	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "search", Arguments: args})
 	if err != nil || res.IsError {

@@ -15,16 +15,17 @@ func evalCmd() *cobra.Command {
 		Short: "Score retrieval (and, with an LLM, answer faithfulness) against eval/questions.jsonl",
 		Long: "Reads the vault's eval/questions.jsonl ({question, expected_paths, must_contain} per line) and\n" +
 			"prints recall@k, precision@k, MRR and hit rate over the top k retrieved notes, per question\n" +
-			"and overall. With --llm-base-url and --llm-model it also answers each question and scores\n" +
-			"faithfulness. --mode compares retrieval lanes: fulltext, semantic or hybrid (the last two\n" +
-			"need --embed-*). The vault is VAULT or --vault.",
+			"and overall, for every retrieval lane side by side: fulltext, and with --embed-* also\n" +
+			"semantic and hybrid. --mode scores one lane only. With --llm-base-url and --llm-model it\n" +
+			"also answers each question (in hybrid, or fulltext without embeddings, or --mode) and\n" +
+			"scores faithfulness. The vault is VAULT or --vault.",
 		Args: cobra.MaximumNArgs(1),
 	}
 	cfg := withConfig(cmd)
 	asJSON := cmd.Flags().Bool("json", false, "print the eval tool's JSON result")
 	var in tools.EvalIn
 	cmd.Flags().IntVar(&in.K, "k", 6, "top-k cutoff (1-50)")
-	cmd.Flags().StringVar(&in.Mode, "mode", "", "retrieval lane: fulltext, semantic or hybrid (default: hybrid with embeddings, else fulltext)")
+	cmd.Flags().StringVar(&in.Mode, "mode", "", "score one retrieval lane: fulltext, semantic or hybrid (default: every lane configured)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 1 {
 			cfg.Vault = args[0]
@@ -42,17 +43,95 @@ func evalCmd() *cobra.Command {
 			return err
 		}
 		defer l.Close()
-		res, err := s.Eval(cmd.Context(), in)
-		if err != nil {
-			return err
+		if in.Mode != "" {
+			res, err := s.Eval(cmd.Context(), in)
+			if err != nil {
+				return err
+			}
+			if *asJSON {
+				return printJSON(res)
+			}
+			printEval(res)
+			return nil
+		}
+		lanes := []string{"fulltext"}
+		if l.Vault.Embedder != nil {
+			lanes = append(lanes, "semantic", "hybrid")
+		}
+		var results []*tools.EvalOut
+		for i, lane := range lanes {
+			lin := in
+			lin.Mode = lane
+			lin.SkipAnswers = i < len(lanes)-1 // the LLM answers in the last lane only
+			res, err := s.Eval(cmd.Context(), lin)
+			if err != nil {
+				return err
+			}
+			results = append(results, res)
 		}
 		if *asJSON {
-			return printJSON(res)
+			return printJSON(map[string]any{"lanes": results})
 		}
-		printEval(res)
+		printLanes(results)
 		return nil
 	}
 	return cmd
+}
+
+// printLanes prints several lanes' results side by side: the totals, then
+// per question the rank of the first expected note in each lane.
+func printLanes(rs []*tools.EvalOut) {
+	first := rs[0]
+	names := make([]string, len(rs))
+	for i, r := range rs {
+		names[i] = r.Mode
+	}
+	fmt.Printf("%d questions, k=%d, lanes %s\n\n", first.Count, first.K, strings.Join(names, ", "))
+	fmt.Printf("%-9s  %-9s  %-12s  %-6s  %-8s  %s\n", "lane", fmt.Sprintf("recall@%d", first.K), fmt.Sprintf("precision@%d", first.K), "MRR", "hit rate", "faithfulness")
+	for _, r := range rs {
+		faith := "-"
+		if r.FaithfulnessRate != nil {
+			faith = fmt.Sprintf("%.3f", *r.FaithfulnessRate)
+		}
+		fmt.Printf("%-9s  %-9.3f  %-12.3f  %-6.3f  %-8.3f  %s\n", r.Mode, r.RecallAtK, r.PrecisionAtK, r.MRR, r.HitRate, faith)
+	}
+	fmt.Printf("\nrank of the first expected note in each lane (- = not in the top %d)\n", first.K)
+	for _, n := range names {
+		fmt.Printf("%-9s ", n)
+	}
+	fmt.Println("question")
+	for i, q := range first.PerQuestion {
+		missed := false
+		for _, r := range rs {
+			rank := "-"
+			if rr := r.PerQuestion[i].ReciprocalRank; rr > 0 {
+				rank = fmt.Sprint(int(1/rr + 0.5))
+			} else {
+				missed = true
+			}
+			fmt.Printf("%-9s ", rank)
+		}
+		fmt.Println(plain(q.Question))
+		if missed {
+			fmt.Printf("%*s expected %s\n", 10*len(rs), "", plain(strings.Join(q.Expected, ", ")))
+			for _, r := range rs {
+				if r.PerQuestion[i].ReciprocalRank == 0 {
+					fmt.Printf("%*s %s got %s\n", 10*len(rs), "", r.Mode, plain(strings.Join(r.PerQuestion[i].Retrieved, ", ")))
+				}
+			}
+		}
+		for _, r := range rs {
+			if e := r.PerQuestion[i].AnswerError; e != "" {
+				fmt.Printf("%*s answer failed: %s\n", 10*len(rs), "", plain(e))
+			}
+		}
+	}
+	for _, e := range first.Errors {
+		fmt.Printf("line %d of %s skipped: %s\n", e.Line, tools.EvalFile, plain(e.Message))
+	}
+	if first.Skipped > 0 {
+		fmt.Printf("%d more questions not scored (500 per run)\n", first.Skipped)
+	}
 }
 
 // printEval prints eval's result as a table.

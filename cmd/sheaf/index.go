@@ -109,6 +109,7 @@ func searchCmd() *cobra.Command {
 
 func genCmd() *cobra.Command {
 	var opt vaultgen.Options
+	var questions int
 	cmd := &cobra.Command{
 		Use:    "gen DIR",
 		Short:  "Write a deterministic synthetic vault (for benchmarks)",
@@ -120,9 +121,16 @@ func genCmd() *cobra.Command {
 				return err
 			}
 			fmt.Printf("%d notes, %d bytes, %d links, %d tags\n", st.Notes, st.Bytes, st.Links, st.Tags)
+			if questions > 0 {
+				if err := vaultgen.WriteQuestions(args[0], opt, questions); err != nil {
+					return err
+				}
+				fmt.Printf("%d questions in %s (score them with sheaf eval)\n", questions, vaultgen.QuestionsFile)
+			}
 			return nil
 		},
 	}
+	cmd.Flags().IntVar(&questions, "questions", 0, "also write this many questions about the vault to eval/questions.jsonl")
 	cmd.Flags().IntVar(&opt.Notes, "notes", 10000, "how many notes")
 	cmd.Flags().Int64Var(&opt.Seed, "seed", 1, "random seed (same seed, same vault)")
 	return cmd

@@ -44,6 +44,14 @@ func (b boundedText) Search(ctx context.Context, q textindex.Query, opts textind
 	return res, b.explain(ctx, bctx, err)
 }
 
+// Ask implements textindex.Index.
+func (b boundedText) Ask(ctx context.Context, q textindex.Question, opts textindex.Options) (textindex.Result, error) {
+	bctx, cancel := context.WithTimeout(ctx, b.timeout)
+	defer cancel()
+	res, err := b.Index.Ask(bctx, q, opts)
+	return res, b.explain(ctx, bctx, err)
+}
+
 // Paths implements textindex.Index.
 func (b boundedText) Paths(ctx context.Context) (map[string]time.Time, error) {
 	bctx, cancel := context.WithTimeout(ctx, b.timeout)

@@ -61,6 +61,11 @@ type Hit struct {
 	Title   string
 	Snippet string  // a short excerpt around the match, from the best passage
 	Score   float64 // BM25: lower (more negative) is better
+	// Matched is, for an Ask hit, the share of the question's weight
+	// (the idf of its words) that the note's text holds, in [0, 1]: near 1
+	// when the note has every rare word of the question. 0 when the adapter
+	// does not measure it (and past the leading hits).
+	Matched float64
 	// For Unit == Passages (and, for Notes, the best-matching passage).
 	Passage   int
 	Heading   string
@@ -86,6 +91,19 @@ type Index interface {
 	// Search ranks documents matching q. A query that cannot match anything
 	// (empty, only exclusions) returns no hits and no error.
 	Search(ctx context.Context, q Query, opts Options) (Result, error)
+	// Ask ranks notes for a question in natural language, the lane of
+	// every tool that serves questions: a note matches when it has any of
+	// q's words, compared by stem in the languages of the question and of
+	// the vault; passages are ranked with matches in titles, aliases,
+	// headings, tags and path words weighted up, and collapsed to notes;
+	// words near each other in the question that are near each other in a
+	// passage rank it higher. Hits are notes, best first, each with its
+	// best passage (Passage, Heading, HeadingID, Snippet); Score is lower
+	// (more negative) for better, comparable only within one call.
+	// opts.Unit is ignored. Total is the number of matching notes. An Empty
+	// q returns no hits and no error. Adapters document what they
+	// approximate.
+	Ask(ctx context.Context, q Question, opts Options) (Result, error)
 	// Paths returns every indexed path with the Modified time it was indexed with.
 	Paths(ctx context.Context) (map[string]time.Time, error)
 	Close() error

@@ -125,7 +125,7 @@ func (s *Server) answer(ctx context.Context, v *Vault, cat *vault.Catalog, in An
 			}
 			out.Warnings = append(out.Warnings, "expand failed, retrieved with the question as asked: "+err.Error())
 		} else {
-			lex := textindex.QuestionQuery(x)
+			lex := textindex.ParseQuestion(x)
 			ro.Expansion, ro.Lexical = x, &lex
 		}
 	}

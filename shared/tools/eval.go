@@ -26,6 +26,9 @@ type EvalIn struct {
 	K int `json:"k,omitempty" jsonschema:"Top-k cutoff." schema:"minimum=1,maximum=50,default=6"`
 	// Mode is our extension: it picks the retrieval lane so lanes can be compared.
 	Mode string `json:"mode,omitempty" jsonschema:"Retrieval lane to score: fulltext (BM25), semantic (vectors) or hybrid (fused). Default: hybrid when embeddings are configured, else fulltext." schema:"enum=fulltext|semantic|hybrid"`
+	// SkipAnswers scores retrieval only, even with an LLM (the CLI, when it
+	// scores several lanes, answers in one of them). Not part of the tool.
+	SkipAnswers bool `json:"-"`
 }
 
 // EvalQuestion is one question's scores.
@@ -123,7 +126,7 @@ func (s *Server) Eval(ctx context.Context, in EvalIn) (*EvalOut, error) {
 			}
 		}
 		q.Recall, q.Precision, q.ReciprocalRank, q.Hit = scoreRetrieval(c.Expected, q.Retrieved, in.K)
-		if v.LLM != nil {
+		if v.LLM != nil && !in.SkipAnswers {
 			if llmFailed != nil {
 				q.AnswerError = "not asked: the LLM failed on an earlier question: " + llmFailed.Error()
 			} else {

@@ -142,12 +142,14 @@ func TestEvalSampleVault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Count != 14 || len(out.PerQuestion) != 14 || len(out.Errors) != 0 || out.Mode != "fulltext" || out.K != 6 {
+	n := len(loadQuestions(t, "../../infra/sample-vault"))
+	if out.Count != n || len(out.PerQuestion) != n || len(out.Errors) != 0 || out.Mode != "fulltext" || out.K != 6 {
 		t.Fatalf("eval: count %d, errors %+v, mode %s", out.Count, out.Errors, out.Mode)
 	}
-	// Every question has one expected note, so precision@6 is hits/6 and at most 1/6.
-	if out.HitRate < 0.7 || out.MRR < 0.5 || out.MRR > out.HitRate || !near(out.RecallAtK, out.HitRate) ||
-		!near(out.PrecisionAtK, out.HitRate/6) || out.FaithfulnessRate != nil {
+	// Every question has one or two expected notes, so recall is at most
+	// the hit rate and precision@6 at most twice the hits over 6.
+	if out.HitRate < 0.7 || out.MRR < 0.5 || out.MRR > out.HitRate || out.RecallAtK > out.HitRate+1e-9 ||
+		out.PrecisionAtK < out.HitRate/6-1e-9 || out.PrecisionAtK > out.HitRate/3+1e-9 || out.FaithfulnessRate != nil {
 		t.Errorf("implausible numbers: recall %.3f precision %.3f mrr %.3f hit %.3f", out.RecallAtK, out.PrecisionAtK, out.MRR, out.HitRate)
 	}
 	for _, q := range out.PerQuestion {
@@ -197,8 +199,9 @@ func TestEvalWithLLM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.FaithfulnessRate == nil || !near(*out.FaithfulnessRate, 1.0/14) || out.PerQuestion[0].Faithful == nil || !*out.PerQuestion[0].Faithful {
-		t.Errorf("one of 14 answers contains its span: %v", out.FaithfulnessRate)
+	n := float64(len(loadQuestions(t, "../../infra/sample-vault")))
+	if out.FaithfulnessRate == nil || !near(*out.FaithfulnessRate, 1/n) || out.PerQuestion[0].Faithful == nil || !*out.PerQuestion[0].Faithful {
+		t.Errorf("one of %v answers contains its span: %v", n, *out.FaithfulnessRate)
 	}
 
 	fake.Script(func(r llmtest.Request) (string, int) { return "bad key", 401 })

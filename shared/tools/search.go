@@ -73,11 +73,12 @@ func (s *Server) Search(ctx context.Context, in SearchArgs) (*SearchResult, erro
 		return s.graphSearch(ctx, v, cat, in)
 	}
 	filter := textindex.Filter{PathPrefix: in.PathPrefix, Tags: in.Tags, Author: in.Author, Entities: in.Entities}
-	q := textindex.ParseQuery(in.Query)
+	var res textindex.Result
 	if in.Match == "any" {
-		q = textindex.QuestionQuery(in.Query)
+		res, err = askLexical(ctx, v, cat, textindex.ParseQuestion(in.Query), filter, in.Limit, in.Offset)
+	} else {
+		res, err = v.Text.Search(ctx, textindex.ParseQuery(in.Query), textindex.Options{Filter: filter, Limit: in.Limit, Offset: in.Offset})
 	}
-	res, err := v.Text.Search(ctx, q, textindex.Options{Filter: filter, Limit: in.Limit, Offset: in.Offset})
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +142,7 @@ func (s *Server) graphSearch(ctx context.Context, v *Vault, cat *vault.Catalog, 
 	}
 	if len(seeds) == 0 {
 		filter := textindex.Filter{PathPrefix: in.PathPrefix, Tags: in.Tags, Author: in.Author}
-		res, err := v.Text.Search(ctx, textindex.QuestionQuery(in.Query), textindex.Options{Filter: filter, Limit: 5})
+		res, err := askLexical(ctx, v, cat, textindex.ParseQuestion(in.Query), filter, 5, 0)
 		if err != nil {
 			return nil, err
 		}

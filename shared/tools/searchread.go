@@ -189,15 +189,6 @@ func responseFormat(format, verbosity string) (string, error) {
 	return "detailed", nil
 }
 
-// rankingQuery is the question lane (any-term BM25) unless the query uses
-// search's operators, which then mean what they mean in search.
-func rankingQuery(q string) textindex.Query {
-	if hasOperators(q) {
-		return textindex.ParseQuery(q)
-	}
-	return textindex.QuestionQuery(q)
-}
-
 // hasOperators reports whether q uses search's query language.
 func hasOperators(q string) bool {
 	if strings.Contains(q, `"`) {
@@ -217,8 +208,11 @@ func hasOperators(q string) bool {
 // (a NOT must exclude), so such queries never use the vector lane; nor does
 // a blank query, which would embed noise.
 func (s *Server) rankForRead(ctx context.Context, v *Vault, cat *vault.Catalog, query string, k, offset int) (textindex.Result, error) {
-	if v.Embedder == nil || v.Vectors == nil || hasOperators(query) || strings.TrimSpace(query) == "" {
-		return v.Text.Search(ctx, rankingQuery(query), textindex.Options{Unit: textindex.Notes, Limit: k - offset, Offset: offset})
+	if hasOperators(query) {
+		return v.Text.Search(ctx, textindex.ParseQuery(query), textindex.Options{Unit: textindex.Notes, Limit: k - offset, Offset: offset})
+	}
+	if v.Embedder == nil || v.Vectors == nil || strings.TrimSpace(query) == "" {
+		return askLexical(ctx, v, cat, textindex.ParseQuestion(query), textindex.Filter{}, k-offset, offset)
 	}
 	cands, err := s.retrieve(ctx, v, cat, query, RetrieveOptions{Limit: k})
 	if err != nil {

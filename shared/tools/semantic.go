@@ -209,7 +209,7 @@ func (s *Server) SemanticSearch(ctx context.Context, in SemanticSearchIn) (*Sema
 		if err != nil {
 			return nil, err
 		}
-		lex := textindex.QuestionQuery(x)
+		lex := textindex.ParseQuestion(x)
 		o.Expansion, o.Lexical = x, &lex
 	}
 	cands, err := s.retrieve(ctx, v, cat, in.Query, o)

@@ -222,3 +222,50 @@ func BenchmarkSearch(b *testing.B) {
 		b.Run(s.name, func(b *testing.B) { run(b, []qspec{s}) })
 	}
 }
+
+// BenchmarkAsk measures the question lane (Ask, k=5 as search_and_read
+// asks) on the 10k-note corpus, for questions of common, mid-frequency and
+// rare words.
+func BenchmarkAsk(b *testing.B) {
+	c := newCorpus(10000, 5000)
+	ix := benchIndex(b, c)
+	ctx := context.Background()
+	v := c.vocab
+	qs := []struct{ name, q string }{
+		{"mixed", fmt.Sprintf("how does %s relate to %s and %s?", v[50], v[500], v[5000])},
+		{"common", fmt.Sprintf("what do we know about the %s and the %s?", v[2], v[5])},
+		{"mid", fmt.Sprintf("where did we write about %s with %s?", v[300], v[600])},
+		{"rare", fmt.Sprintf("is there a note on %s?", v[20000])},
+		{"long", fmt.Sprintf("why did %s and %s change the %s of %s after %s, %s and %s?", v[10], v[80], v[200], v[900], v[3000], v[7000], v[15000])},
+	}
+	run := func(b *testing.B, qs []string) {
+		var lat []time.Duration
+		i := 0
+		for b.Loop() {
+			q := textindex.ParseQuestion(qs[i%len(qs)])
+			i++
+			t0 := time.Now()
+			res, err := ix.Ask(ctx, q, textindex.Options{Limit: 5})
+			lat = append(lat, time.Since(t0))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(res.Hits) == 0 {
+				b.Fatalf("%+v found nothing", q)
+			}
+		}
+		slices.Sort(lat)
+		ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+		b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
+		b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
+		b.ReportMetric(ms(lat[len(lat)-1]), "max-ms")
+	}
+	var all []string
+	for _, q := range qs {
+		all = append(all, q.q)
+	}
+	b.Run("mix", func(b *testing.B) { run(b, all) })
+	for _, q := range qs {
+		b.Run(q.name, func(b *testing.B) { run(b, []string{q.q}) })
+	}
+}

@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"modernc.org/sqlite"
 
@@ -35,11 +36,11 @@ import (
 
 // schemaVersion changes whenever the tables below change; an index file with
 // another version is dropped and rebuilt (it is derived data).
-const schemaVersion = "2"
+const schemaVersion = "3"
 
 // tables lists every table any schema version created, for dropping an old
-// version (passages_fts: version 1).
-var tables = []string{"meta", "notes", "tags", "entities", "passages", "notes_fts", "passages_fts"}
+// version (passages_fts: version 1; stems_fts, stems_vocab: version 3).
+var tables = []string{"meta", "notes", "tags", "entities", "passages", "notes_fts", "passages_fts", "stems_vocab", "stems_fts"}
 
 // Passage rows get the id noteID<<passageBits | index, so a note's passages
 // are one contiguous rowid range. Notes with more passages than that keep only the first ones.
@@ -64,8 +65,10 @@ var schema = []string{
 		title TEXT NOT NULL,
 		author TEXT NOT NULL, -- case-folded, for the author filter
 		modified TEXT NOT NULL, -- RFC 3339, UTC
-		npassages INTEGER NOT NULL
+		npassages INTEGER NOT NULL,
+		lang TEXT NOT NULL -- textindex.DetectLang of the note, '' when unsure
 	)`,
+	`CREATE INDEX notes_lang ON notes(lang)`,
 	// tags holds every tag and its nested ancestors ("a/b/c", "a/b", "a"),
 	// lower-cased, so a tag filter matches descendants with one lookup.
 	`CREATE TABLE tags(tag TEXT NOT NULL, note_id INTEGER NOT NULL, PRIMARY KEY(tag, note_id)) WITHOUT ROWID`,
@@ -78,11 +81,23 @@ var schema = []string{
 		heading TEXT NOT NULL,
 		heading_id TEXT NOT NULL,
 		heading_path TEXT NOT NULL, -- cleaned heading path, one per line, matched with the text
-		text TEXT NOT NULL
+		text TEXT NOT NULL,
+		stems TEXT NOT NULL -- the heading path's and the text's index terms for stems_fts, space-separated
 	)`,
 	`CREATE VIRTUAL TABLE notes_fts USING fts5(title, aliases, headings, tags, body,
 		content='', contentless_delete=1, ` + tokenizer + `, prefix='2 3')`,
 	`INSERT INTO notes_fts(notes_fts, rank) VALUES('rank', 'bm25(10.0, 8.0, 4.0, 3.0, 1.0)')`,
+	// stems_fts is the question lane's index (see Ask): one row per note
+	// (rowid = the note's id), every word stemmed in its note's language
+	// and stopwords dropped, in Go before FTS5 sees the text: title and
+	// aliases, headings, body, and meta (tags and path words). No prefix
+	// indexes: the question lane matches whole stems.
+	`CREATE VIRTUAL TABLE stems_fts USING fts5(title, headings, body, meta,
+		content='', contentless_delete=1, ` + tokenizer + `)`,
+	`INSERT INTO stems_fts(stems_fts, rank) VALUES('rank', 'bm25(` + stemWeights + `)')`,
+	`INSERT INTO stems_fts(stems_fts, rank) VALUES('hashsize', 8388608)`,
+	`INSERT INTO stems_fts(stems_fts, rank) VALUES('automerge', 8)`,
+	`CREATE VIRTUAL TABLE stems_vocab USING fts5vocab(stems_fts, 'row')`,
 	// A bigger in-memory hash before each flush (8 MB, default 1 MB) and
 	// merging 8 segments at a time (default 4) halve the CPU time of a bulk
 	// index, which otherwise goes to merging segments over and over.
@@ -102,6 +117,9 @@ type Index struct {
 
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt // prepared read statements by SQL text
+
+	gen   atomic.Uint64 // incremented by every write of this process
+	stats statsCache    // for Ask
 }
 
 var _ textindex.Index = (*Index)(nil)

@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -128,6 +129,14 @@ func FuzzSearch(f *testing.F) {
 				t.Fatalf("Search(%q): %v", s, err)
 			}
 		}
+		if _, err := ix.Ask(context.Background(), textindex.ParseQuestion(s), textindex.Options{Limit: 3}); err != nil {
+			t.Fatalf("Ask(%q): %v", s, err)
+		}
+		// Indexing the text itself, stemmed, must not fail either.
+		d := textindex.Doc{Path: "fuzz.md", Title: s, Body: s, Tags: []string{s}}
+		if err := ix.Upsert(context.Background(), d); err != nil {
+			t.Fatalf("Upsert(%q): %v", s, err)
+		}
 	})
 }
 
@@ -208,5 +217,44 @@ func TestPassagePaging(t *testing.T) {
 	res, err := ix.Search(ctx, textindex.ParseQuery("okapi -zebra"), textindex.Options{Unit: textindex.Passages})
 	if err != nil || len(res.Hits) != 0 || res.Total != 0 {
 		t.Errorf("okapi -zebra: %+v, %v; want nothing", res, err)
+	}
+}
+
+// TestOpenVersion2 opens an index file written by schema version 2 (no
+// stems_fts, no notes.lang): it is rebuilt empty, so the indexer's next sync
+// indexes every note again, and the question lane works.
+func TestOpenVersion2(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "index.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{
+		`CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+		`INSERT INTO meta VALUES('schema_version', '2')`,
+		`CREATE TABLE notes(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, title TEXT NOT NULL, author TEXT NOT NULL, modified TEXT NOT NULL, npassages INTEGER NOT NULL)`,
+		`INSERT INTO notes VALUES(1, 'old.md', 'Old', '', '2026-01-01T00:00:00Z', 0)`,
+		`CREATE VIRTUAL TABLE notes_fts USING fts5(title, aliases, headings, tags, body, content='', contentless_delete=1)`,
+	} {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	ix, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ctx := context.Background()
+	if paths, err := ix.Paths(ctx); err != nil || len(paths) != 0 {
+		t.Fatalf("a version 2 index: %d paths, %v; want it rebuilt empty", len(paths), err)
+	}
+	if err := ix.Upsert(ctx, textindextest.Fixture()...); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ix.Ask(ctx, textindex.ParseQuestion("how do agents avoid clobbering?"), textindex.Options{})
+	if err != nil || len(res.Hits) == 0 {
+		t.Fatalf("Ask after the rebuild: %+v, %v", res, err)
 	}
 }

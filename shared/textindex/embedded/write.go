@@ -21,6 +21,7 @@ type writeStmts struct {
 	deleteNote, deleteNoteFTS, deleteTags, deleteEnts *sql.Stmt
 	deletePassages, insertNoteFTS, insertTag          *sql.Stmt
 	insertEnt, insertPassage                          *sql.Stmt
+	deleteStems, insertStems                          *sql.Stmt
 }
 
 // stmtDef is one field of writeStmts and its SQL.
@@ -33,8 +34,8 @@ type stmtDef struct {
 func (ws *writeStmts) defs() []stmtDef {
 	return []stmtDef{
 		{&ws.findNote, `SELECT id FROM notes WHERE path = ?`},
-		{&ws.insertNote, `INSERT INTO notes(path, title, author, modified, npassages) VALUES(?, ?, ?, ?, ?)`},
-		{&ws.updateNote, `UPDATE notes SET title = ?, author = ?, modified = ?, npassages = ? WHERE id = ?`},
+		{&ws.insertNote, `INSERT INTO notes(path, title, author, modified, npassages, lang) VALUES(?, ?, ?, ?, ?, ?)`},
+		{&ws.updateNote, `UPDATE notes SET title = ?, author = ?, modified = ?, npassages = ?, lang = ? WHERE id = ?`},
 		{&ws.deleteNote, `DELETE FROM notes WHERE id = ?`},
 		{&ws.deleteNoteFTS, `DELETE FROM notes_fts WHERE rowid = ?`},
 		{&ws.deleteTags, `DELETE FROM tags WHERE note_id = ?`},
@@ -43,7 +44,9 @@ func (ws *writeStmts) defs() []stmtDef {
 		{&ws.insertNoteFTS, `INSERT INTO notes_fts(rowid, title, aliases, headings, tags, body) VALUES(?, ?, ?, ?, ?, ?)`},
 		{&ws.insertTag, `INSERT OR IGNORE INTO tags(tag, note_id) VALUES(?, ?)`},
 		{&ws.insertEnt, `INSERT OR IGNORE INTO entities(entity, note_id) VALUES(?, ?)`},
-		{&ws.insertPassage, `INSERT INTO passages(id, ordinal, heading, heading_id, heading_path, text) VALUES(?, ?, ?, ?, ?, ?)`},
+		{&ws.insertPassage, `INSERT INTO passages(id, ordinal, heading, heading_id, heading_path, text, stems) VALUES(?, ?, ?, ?, ?, ?, ?)`},
+		{&ws.deleteStems, `DELETE FROM stems_fts WHERE rowid = ?`},
+		{&ws.insertStems, `INSERT INTO stems_fts(rowid, title, headings, body, meta) VALUES(?, ?, ?, ?, ?)`},
 	}
 }
 
@@ -91,9 +94,10 @@ func (ix *Index) Upsert(ctx context.Context, docs ...textindex.Doc) error {
 	prepared := make(chan preparedDoc, 64)
 	go func() {
 		defer close(prepared)
+		var st textindex.Stemmer
 		for _, d := range docs {
 			select {
-			case prepared <- prepareDoc(d):
+			case prepared <- prepareDoc(d, &st):
 			case <-ctx.Done():
 				return
 			}
@@ -148,6 +152,7 @@ func (ix *Index) write(ctx context.Context, fn func(context.Context, *writeStmts
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("embedded: commit: %w", err)
 	}
+	ix.gen.Add(1)
 	return nil
 }
 
@@ -157,14 +162,18 @@ type preparedDoc struct {
 	aliases, headings, tags, body string // FTS columns, cleaned
 	tagKeys, entities             []string
 	passages                      []preparedPassage
+	lang                          textindex.Lang
+	stemTitle, stemMeta           string // stems_fts columns
+	stemHeadings                  string
 }
 
 type preparedPassage struct {
 	ordinal                               int
 	heading, headingID, headingPath, text string
+	stems                                 string // index terms of the heading path and the text
 }
 
-func prepareDoc(d textindex.Doc) preparedDoc {
+func prepareDoc(d textindex.Doc, st *textindex.Stemmer) preparedDoc {
 	p := preparedDoc{
 		path:     norm.NFC.String(d.Path),
 		title:    validText(d.Title),
@@ -188,6 +197,10 @@ func prepareDoc(d textindex.Doc) preparedDoc {
 	if len(passages) > maxPassages {
 		passages = passages[:maxPassages]
 	}
+	p.lang = textindex.DetectLang(langSample(d))
+	p.stemTitle = stemText(st, p.lang, d.Title+"\n"+strings.Join(d.Aliases, "\n"))
+	p.stemMeta = stemText(st, p.lang, strings.Join(d.Tags, "\n")+"\n"+pathWords(p.path))
+	p.stemHeadings = stemText(st, p.lang, strings.Join(d.Headings, "\n"))
 	for _, ps := range passages {
 		p.passages = append(p.passages, preparedPassage{
 			ordinal:     ps.Ordinal,
@@ -195,9 +208,20 @@ func prepareDoc(d textindex.Doc) preparedDoc {
 			headingID:   validText(ps.HeadingID),
 			headingPath: cleanText(strings.Join(ps.HeadingPath, "\n")),
 			text:        validText(ps.Text),
+			stems:       stemText(st, p.lang, strings.Join(ps.HeadingPath, "\n")+"\n"+ps.Text),
 		})
 	}
 	return p
+}
+
+// langSample is the text a note's language is detected from.
+func langSample(d textindex.Doc) string {
+	const n = 4 << 10
+	b := body(d)
+	if len(b) > n {
+		b = b[:n]
+	}
+	return d.Title + "\n" + b
 }
 
 // body returns d.Body, or the text of its passages when Body is empty.
@@ -218,11 +242,11 @@ func upsertOne(ctx context.Context, ws *writeStmts, p preparedDoc) error {
 		return err
 	}
 	if exists {
-		if _, err := ws.updateNote.ExecContext(ctx, p.title, p.author, p.modified, len(p.passages), id); err != nil {
+		if _, err := ws.updateNote.ExecContext(ctx, p.title, p.author, p.modified, len(p.passages), string(p.lang), id); err != nil {
 			return err
 		}
 	} else {
-		res, err := ws.insertNote.ExecContext(ctx, p.path, p.title, p.author, p.modified, len(p.passages))
+		res, err := ws.insertNote.ExecContext(ctx, p.path, p.title, p.author, p.modified, len(p.passages), string(p.lang))
 		if err != nil {
 			return err
 		}
@@ -243,13 +267,17 @@ func upsertOne(ctx context.Context, ws *writeStmts, p preparedDoc) error {
 			return err
 		}
 	}
+	var body strings.Builder
 	for i, ps := range p.passages {
 		pid := id<<passageBits | int64(i)
-		if _, err := ws.insertPassage.ExecContext(ctx, pid, ps.ordinal, ps.heading, ps.headingID, ps.headingPath, ps.text); err != nil {
+		if _, err := ws.insertPassage.ExecContext(ctx, pid, ps.ordinal, ps.heading, ps.headingID, ps.headingPath, ps.text, ps.stems); err != nil {
 			return err
 		}
+		body.WriteString(ps.stems)
+		body.WriteByte('\n')
 	}
-	return nil
+	_, err = ws.insertStems.ExecContext(ctx, id, p.stemTitle, p.stemHeadings, body.String(), p.stemMeta)
+	return err
 }
 
 // removeOld deletes every row derived from the note at path except its
@@ -262,7 +290,7 @@ func removeOld(ctx context.Context, ws *writeStmts, path string) (id int64, ok b
 	if err != nil {
 		return 0, false, err
 	}
-	for _, st := range []*sql.Stmt{ws.deleteNoteFTS, ws.deleteTags, ws.deleteEnts} {
+	for _, st := range []*sql.Stmt{ws.deleteNoteFTS, ws.deleteStems, ws.deleteTags, ws.deleteEnts} {
 		if _, err := st.ExecContext(ctx, id); err != nil {
 			return 0, false, err
 		}

@@ -328,3 +328,28 @@ func snippet(s string) string {
 	}
 	return s[:cut] + cropMarker
 }
+
+// Ask implements textindex.Index approximately: Meilisearch does not stem,
+// so each word of q becomes a prefix term of its stem (in the question's
+// language, English when unknown) when that is shorter, which finds most of
+// the word's inflections ("flushed" finds "flush" and "flushing"), and the
+// words are OR'd as in Search (one federated query per word, merged by
+// Meilisearch's ranking score). Meilisearch ranks whole note documents by
+// its own rules (words, proximity, attribute order, exactness): there is no
+// passage ranking, and a note matching several of the words is not summed
+// up over them as BM25 would.
+func (ix *Index) Ask(ctx context.Context, q textindex.Question, opts textindex.Options) (textindex.Result, error) {
+	var st textindex.Stemmer
+	var out textindex.Query
+	for _, c := range q.Query().Any {
+		t := c.All[0]
+		if !t.Phrase && !q.OnlyStopwords {
+			if s := st.Stem(q.Lang, t.Text); s != t.Text && utf8.RuneCountInString(s) >= 3 {
+				t = textindex.Term{Text: s, Prefix: true}
+			}
+		}
+		out.Any = append(out.Any, textindex.Conj{All: []textindex.Term{t}})
+	}
+	opts.Unit = textindex.Notes
+	return ix.Search(ctx, out, opts)
+}

@@ -54,6 +54,70 @@ func run(t *testing.T, newIndex func(t *testing.T) textindex.Index, caps Caps) {
 	t.Run("Paths", func(t *testing.T) { testPaths(t, fixture(t)) })
 	t.Run("HostileInput", func(t *testing.T) { testHostile(t, open(t), caps) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, fixture(t)) })
+	t.Run("Ask", func(t *testing.T) { testAsk(t, fixture(t)) })
+}
+
+// ask runs a question and checks the hits' order.
+func ask(t *testing.T, ix textindex.Index, question string, opts textindex.Options) textindex.Result {
+	t.Helper()
+	res, err := ix.Ask(context.Background(), textindex.ParseQuestion(question), opts)
+	if err != nil {
+		t.Fatalf("Ask(%q): %v", question, err)
+	}
+	for i := 1; i < len(res.Hits); i++ {
+		if res.Hits[i].Score < res.Hits[i-1].Score {
+			t.Errorf("Ask(%q): hits not ordered best first", question)
+		}
+	}
+	if len(res.Hits) > 0 && res.Total < len(res.Hits)+opts.Offset {
+		t.Errorf("Ask(%q): total %d < %d hits", question, res.Total, len(res.Hits))
+	}
+	return res
+}
+
+func testAsk(t *testing.T, ix textindex.Index) {
+	// Any of the words; inflections match ("clobbering" finds "clobber").
+	res := ask(t, ix, "How do agents avoid clobbering each other?", none)
+	if len(res.Hits) == 0 || res.Hits[0].Path != sheaf {
+		t.Errorf("clobbering: want %s first, got %q", sheaf, paths(res))
+	}
+	if h := res.Hits[0]; h.Passage != 1 || h.Heading != "Leases" || !strings.Contains(h.Snippet, "clobber") {
+		t.Errorf("clobbering: want the Leases passage with a snippet, got %+v", h)
+	}
+	res = ask(t, ix, "Which herbs grow well next to tomato plants?", none)
+	if !slices.Contains(paths(res), basil) || !slices.Contains(paths(res), tomatoes) {
+		t.Errorf("herbs next to tomatoes: got %q", paths(res))
+	}
+	// Filters apply before ranking.
+	res = ask(t, ix, "Which herbs grow well next to tomato plants?", filter(textindex.Filter{PathPrefix: "kitchen/"}))
+	for _, p := range paths(res) {
+		if !strings.HasPrefix(p, "kitchen/") {
+			t.Errorf("kitchen/ filter: got %s", p)
+		}
+	}
+	if len(res.Hits) == 0 {
+		t.Errorf("kitchen/ filter: nothing found")
+	}
+	if res := ask(t, ix, "tomatoes", filter(textindex.Filter{Paths: []string{}})); len(res.Hits) != 0 {
+		t.Errorf("empty Paths filter: got %q", paths(res))
+	}
+	// Paging is a window on one ranking.
+	all := ask(t, ix, "tomatoes garlic compost", textindex.Options{Limit: 10})
+	page := ask(t, ix, "tomatoes garlic compost", textindex.Options{Limit: 2, Offset: 1})
+	if len(all.Hits) < 3 || len(page.Hits) != 2 || page.Hits[0].Path != all.Hits[1].Path || page.Hits[1].Path != all.Hits[2].Path {
+		t.Errorf("paging: %q then %q", paths(all), paths(page))
+	}
+	// Other languages and scripts.
+	if res := ask(t, ix, "Где Кремль?", none); !slices.Contains(paths(res), moscow) {
+		t.Errorf("Кремль: got %q", paths(res))
+	}
+	if res := ask(t, ix, "東京タワーはどこ？", none); len(res.Hits) == 0 || res.Hits[0].Path != tokyo {
+		t.Errorf("東京タワー: got %q", paths(res))
+	}
+	// Nothing to ask, or only stopwords: no error.
+	for _, q := range []string{"", "?!", "what is it", "\xff\xfe"} {
+		ask(t, ix, q, none)
+	}
 }
 
 // Modified is the time every fixture document carries.

@@ -13,6 +13,20 @@ import (
 	"time"
 )
 
+// noteRand is note i's own random stream.
+func (p *plan) noteRand(i int) *rand.Rand {
+	return rand.New(rand.NewPCG(uint64(p.opt.Seed), 1<<40|uint64(i)))
+}
+
+// drawTopic appends a note's four topic words, the first draws of its
+// random stream: about 8% of its prose repeats them.
+func (p *plan) drawTopic(r *rand.Rand, topic []string) []string {
+	for range 4 {
+		topic = append(topic, p.vocab[200+r.IntN(1800)])
+	}
+	return topic
+}
+
 // noteGen writes one note at a time; each worker owns one.
 type noteGen struct {
 	p   *plan
@@ -37,12 +51,9 @@ func (g *noteGen) write(dir string, i int, st *Stats) error {
 	p := g.p
 	np := &p.notes[i]
 	g.i = i
-	g.r = rand.New(rand.NewPCG(uint64(p.opt.Seed), 1<<40|uint64(i)))
+	g.r = p.noteRand(i)
 	g.words = rand.NewZipf(g.r, 1.07, 2, uint64(len(p.vocab)-1))
-	g.topic = g.topic[:0]
-	for range 4 {
-		g.topic = append(g.topic, p.vocab[200+g.r.IntN(1800)])
-	}
+	g.topic = p.drawTopic(g.r, g.topic[:0])
 	g.inline = make(map[int][]string)
 	g.blocks = make(map[int][]string)
 	g.links = 0
