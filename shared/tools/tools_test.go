@@ -67,6 +67,7 @@ type probeIn struct {
 }
 
 type probeOut struct {
+	Coverage
 	Got probeIn `json:"got"`
 }
 
