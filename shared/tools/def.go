@@ -106,6 +106,9 @@ func define[In, Out any](name, title, description string, h hints, fn func(ctx c
 			cov := any(out).(covered).coverage()
 			cov.Partial, cov.Indexing = true, ix
 		}
+		if lg := c.lagged(); lg != nil {
+			any(out).(covered).coverage().Lagging = lg
+		}
 		return fitResult(name, out, budget), nil
 	}
 	return Tool{Tool: tool, Handler: handler, Profile: "full"}
