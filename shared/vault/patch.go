@@ -36,8 +36,10 @@ const (
 type PatchTarget struct {
 	// HeadingPath is a heading's title, optionally preceded by titles of
 	// headings it sits under, outermost first: ["Plan", "Risks"] is the
-	// "Risks" heading somewhere under "Plan". Titles compare as read_outline
-	// shows them, exactly first, else ignoring case and repeated spaces.
+	// "Risks" heading right under "Plan" or, when there is none, anywhere
+	// under it. Titles compare as read_outline shows them, exactly first,
+	// else ignoring case and repeated spaces; ["#id"] is the heading whose
+	// anchor id is id.
 	HeadingPath []string
 	// Block is a block id, with or without its '^'.
 	Block string
@@ -234,24 +236,40 @@ func findHeading(sp *Spans, path []string) (int, error) {
 		}
 		all = append(all, cand{i, chain})
 	}
+	// A path names the headings whose chain of titles ends with it
+	// (["Plan", "Risks"]: Risks right under Plan); failing those, the ones
+	// whose chain holds it in order (Risks anywhere under Plan).
 	match := func(eq func(a, b string) bool) []cand {
-		var out []cand
+		var exact, loose []cand
 		for _, c := range all {
 			if !eq(c.chain[len(c.chain)-1], path[len(path)-1]) {
 				continue
 			}
-			// The rest of the path must be a subsequence of the ancestors.
 			k := 0
 			for _, t := range c.chain[:len(c.chain)-1] {
 				if k < len(path)-1 && eq(t, path[k]) {
 					k++
 				}
 			}
-			if k == len(path)-1 {
-				out = append(out, c)
+			if k < len(path)-1 {
+				continue
+			}
+			loose = append(loose, c)
+			tail := c.chain[max(len(c.chain)-len(path), 0):]
+			if len(tail) == len(path) {
+				same := true
+				for j := range path {
+					same = same && eq(tail[j], path[j])
+				}
+				if same {
+					exact = append(exact, c)
+				}
 			}
 		}
-		return out
+		if len(exact) > 0 {
+			return exact
+		}
+		return loose
 	}
 	var found []cand
 	if last := strings.TrimSpace(path[len(path)-1]); len(path) == 1 && len(last) > 1 && last[0] == '#' && last[1] != '#' && last[1] != ' ' {
