@@ -59,11 +59,11 @@ func readFile(t *testing.T, dir, p string) string {
 func TestWriteNoteModes(t *testing.T) {
 	s, _, dir := writeServer(t)
 	ctx := context.Background()
-	out, err := s.WriteNote(ctx, writeNoteIn{Path: "Inbox/New idea.md", Content: "# New idea\n\nZanzibar compost tea.\n"})
+	out, err := s.WriteNote(ctx, WriteNoteIn{Path: "Inbox/New idea.md", Content: "# New idea\n\nZanzibar compost tea.\n"})
 	if err != nil || !out.Created || out.Index.State != "current" || out.Ledger == nil || out.ContentHash != hashOf([]byte("# New idea\n\nZanzibar compost tea.\n")) {
 		t.Fatalf("create: %+v %v", out, err)
 	}
-	te := wantKind(t, "create again", errOf(s.WriteNote(ctx, writeNoteIn{Path: "Inbox/New idea.md", Content: "x"})), KindNoteExists)
+	te := wantKind(t, "create again", errOf(s.WriteNote(ctx, WriteNoteIn{Path: "Inbox/New idea.md", Content: "x"})), KindNoteExists)
 	if te != nil && te.Fields["current_hash"] != out.ContentHash {
 		t.Errorf("note-exists carries %v, want the current hash", te.Fields)
 	}
@@ -73,18 +73,18 @@ func TestWriteNoteModes(t *testing.T) {
 		t.Errorf("search right after the write: %+v %v", res, err)
 	}
 	// overwrite
-	wantKind(t, "overwrite without a hash", errOf(s.WriteNote(ctx, writeNoteIn{Path: "Inbox/New idea.md", Content: "y", Mode: "overwrite"})), KindArgsInvalid)
+	wantKind(t, "overwrite without a hash", errOf(s.WriteNote(ctx, WriteNoteIn{Path: "Inbox/New idea.md", Content: "y", Mode: "overwrite"})), KindArgsInvalid)
 	stale := strings.Repeat("a", 64)
-	te = wantKind(t, "overwrite, stale hash", errOf(s.WriteNote(ctx, writeNoteIn{Path: "Inbox/New idea.md", Content: "y", Mode: "overwrite", ExpectedHash: stale})), KindProposalStale)
+	te = wantKind(t, "overwrite, stale hash", errOf(s.WriteNote(ctx, WriteNoteIn{Path: "Inbox/New idea.md", Content: "y", Mode: "overwrite", ExpectedHash: stale})), KindProposalStale)
 	if te != nil && te.Fields["current_hash"] != out.ContentHash {
 		t.Errorf("stale: fields %v", te.Fields)
 	}
-	ow, err := s.WriteNote(ctx, writeNoteIn{Path: "Inbox/New idea.md", Content: "# Better idea\n", Mode: "overwrite", ExpectedHash: out.ContentHash})
+	ow, err := s.WriteNote(ctx, WriteNoteIn{Path: "Inbox/New idea.md", Content: "# Better idea\n", Mode: "overwrite", ExpectedHash: out.ContentHash})
 	if err != nil || ow.PreviousHash != out.ContentHash || readFile(t, dir, "Inbox/New idea.md") != "# Better idea\n" {
 		t.Fatalf("overwrite: %+v %v", ow, err)
 	}
 	// append, on a line of its own
-	if _, err := s.WriteNote(ctx, writeNoteIn{Path: "Short.md", Content: "appended line", Mode: "append"}); err != nil {
+	if _, err := s.WriteNote(ctx, WriteNoteIn{Path: "Short.md", Content: "appended line", Mode: "append"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, dir, "Short.md"); !strings.HasSuffix(got, "\nappended line") {
@@ -92,7 +92,7 @@ func TestWriteNoteModes(t *testing.T) {
 	}
 	// idempotency key: a retry lands once
 	for i := range 3 {
-		a, err := s.WriteNote(ctx, writeNoteIn{Path: "Short.md", Content: "once only\n", Mode: "append", IdempotencyKey: "k-1"})
+		a, err := s.WriteNote(ctx, WriteNoteIn{Path: "Short.md", Content: "once only\n", Mode: "append", IdempotencyKey: "k-1"})
 		if err != nil || a.Replayed != (i > 0) {
 			t.Fatalf("append #%d with a key: %+v %v", i, a, err)
 		}
@@ -101,29 +101,31 @@ func TestWriteNoteModes(t *testing.T) {
 		t.Errorf("the keyed append landed %d times", n)
 	}
 	// refusals
-	wantKind(t, "hidden", errOf(s.WriteNote(ctx, writeNoteIn{Path: ".obsidian/x.md", Content: "x"})), KindPathInvalid)
-	wantKind(t, "not markdown", errOf(s.WriteNote(ctx, writeNoteIn{Path: "data/x.csv", Content: "x"})), KindNotMarkdown)
-	wantKind(t, "traversal", errOf(s.WriteNote(ctx, writeNoteIn{Path: "../x.md", Content: "x"})), KindPathInvalid)
-	wantKind(t, "append to a missing note", errOf(s.WriteNote(ctx, writeNoteIn{Path: "Nope.md", Content: "x", Mode: "append"})), KindNoteNotFound)
-	wantKind(t, "binary note", errOf(s.WriteNote(ctx, writeNoteIn{Path: "binary.md", Content: "x", Mode: "append"})), KindNotMarkdown)
-	wantKind(t, "key with create", errOf(s.WriteNote(ctx, writeNoteIn{Path: "k.md", Content: "x", IdempotencyKey: "z"})), KindArgsInvalid)
-	wantKind(t, "a file in the way", errOf(s.WriteNote(ctx, writeNoteIn{Path: "Short.md/x.md", Content: "x"})), KindPathInvalid)
+	wantKind(t, "hidden", errOf(s.WriteNote(ctx, WriteNoteIn{Path: ".obsidian/x.md", Content: "x"})), KindPathInvalid)
+	wantKind(t, "not markdown", errOf(s.WriteNote(ctx, WriteNoteIn{Path: "data/x.csv", Content: "x"})), KindNotMarkdown)
+	wantKind(t, "traversal", errOf(s.WriteNote(ctx, WriteNoteIn{Path: "../x.md", Content: "x"})), KindPathInvalid)
+	wantKind(t, "append to a missing note", errOf(s.WriteNote(ctx, WriteNoteIn{Path: "Nope.md", Content: "x", Mode: "append"})), KindNoteNotFound)
+	wantKind(t, "binary note", errOf(s.WriteNote(ctx, WriteNoteIn{Path: "binary.md", Content: "x", Mode: "append"})), KindNotMarkdown)
+	wantKind(t, "key with create", errOf(s.WriteNote(ctx, WriteNoteIn{Path: "k.md", Content: "x", IdempotencyKey: "z"})), KindArgsInvalid)
+	wantKind(t, "a file in the way", errOf(s.WriteNote(ctx, WriteNoteIn{Path: "Short.md/x.md", Content: "x"})), KindPathInvalid)
 	// immutable sources/: create only
-	if _, err := s.WriteNote(ctx, writeNoteIn{Path: "sources/New capture.md", Content: "raw\n"}); err != nil {
+	if _, err := s.WriteNote(ctx, WriteNoteIn{Path: "sources/New capture.md", Content: "raw\n"}); err != nil {
 		t.Errorf("create under sources/: %v", err)
 	}
 	h := hashOf([]byte(readFile(t, dir, "sources/New capture.md")))
-	wantKind(t, "overwrite under sources/", errOf(s.WriteNote(ctx, writeNoteIn{Path: "sources/New capture.md", Content: "x", Mode: "overwrite", ExpectedHash: h})), KindImmutablePath)
-	wantKind(t, "append under Sources/", errOf(s.WriteNote(ctx, writeNoteIn{Path: "Sources/New capture.md", Content: "x", Mode: "append"})), KindImmutablePath)
+	wantKind(t, "overwrite under sources/", errOf(s.WriteNote(ctx, WriteNoteIn{Path: "sources/New capture.md", Content: "x", Mode: "overwrite", ExpectedHash: h})), KindImmutablePath)
+	wantKind(t, "append under Sources/", errOf(s.WriteNote(ctx, WriteNoteIn{Path: "Sources/New capture.md", Content: "x", Mode: "append"})), KindImmutablePath)
 }
 
 func errOf[T any](_ T, err error) error { return err }
+
+func errOf3[A, B any](_ A, _ B, err error) error { return err }
 
 func TestLedgerAndRecentActivity(t *testing.T) {
 	s, _, dir := writeServer(t)
 	ctx := context.Background()
 	s.now = func() time.Time { return time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC) }
-	if _, err := s.WriteNote(ctx, writeNoteIn{Path: "Inbox/Logged.md", Content: "x\n"}); err != nil {
+	if _, err := s.WriteNote(ctx, WriteNoteIn{Path: "Inbox/Logged.md", Content: "x\n"}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasSuffix(readFile(t, dir, "log.md"), "- 2026-11-02 ingest: Added soil test results\n- 2026-12-01 write: Inbox/Logged.md (create)\n") {
@@ -199,11 +201,11 @@ func TestPatchSectionTool(t *testing.T) {
 func TestDeleteAndRestore(t *testing.T) {
 	s, v, dir := writeServer(t)
 	ctx := context.Background()
-	wantKind(t, "no confirm", errOf(s.DeleteNote(ctx, deleteIn{Path: "Short.md"})), KindConfirmationRequired)
-	wantKind(t, "immutable", errOf(s.DeleteNote(ctx, deleteIn{Path: "sources/Pollinator survey 2025.md", Confirm: true})), KindImmutablePath)
-	wantKind(t, "stale", errOf(s.DeleteNote(ctx, deleteIn{Path: "Short.md", Confirm: true, ExpectedHash: strings.Repeat("0", 64)})), KindProposalStale)
+	wantKind(t, "no confirm", errOf(s.DeleteNote(ctx, DeleteNoteIn{Path: "Short.md"})), KindConfirmationRequired)
+	wantKind(t, "immutable", errOf(s.DeleteNote(ctx, DeleteNoteIn{Path: "sources/Pollinator survey 2025.md", Confirm: true})), KindImmutablePath)
+	wantKind(t, "stale", errOf(s.DeleteNote(ctx, DeleteNoteIn{Path: "Short.md", Confirm: true, ExpectedHash: strings.Repeat("0", 64)})), KindProposalStale)
 	before := readFile(t, dir, "Short.md")
-	out, err := s.DeleteNote(ctx, deleteIn{Path: "Short.md", Confirm: true})
+	out, err := s.DeleteNote(ctx, DeleteNoteIn{Path: "Short.md", Confirm: true})
 	if err != nil || !strings.HasPrefix(out.TrashPath, TrashDir+"/") || !strings.HasSuffix(out.TrashPath, "/Short.md") {
 		t.Fatalf("delete: %+v %v", out, err)
 	}
@@ -219,11 +221,15 @@ func TestDeleteAndRestore(t *testing.T) {
 			t.Errorf("list_notes still shows %s", n.Path)
 		}
 	}
-	wantKind(t, "delete again", errOf(s.DeleteNote(ctx, deleteIn{Path: "Short.md", Confirm: true})), KindNoteNotFound)
-	restored, err := Restore(ctx, v.Store, out.TrashPath)
-	if err != nil || restored != "Short.md" || readFile(t, dir, "Short.md") != before {
+	wantKind(t, "delete again", errOf(s.DeleteNote(ctx, DeleteNoteIn{Path: "Short.md", Confirm: true})), KindNoteNotFound)
+	restored, idx, err := s.RestoreNote(ctx, VaultArg{}, out.TrashPath)
+	if err != nil || restored != "Short.md" || readFile(t, dir, "Short.md") != before || idx.State != "current" {
 		t.Fatalf("restore: %s %v", restored, err)
 	}
+	if _, ok := v.Catalogs.(LiveCatalog).C.Note("Short.md"); !ok {
+		t.Error("the restored note is not indexed")
+	}
+	wantKind(t, "restore again", errOf3(s.RestoreNote(ctx, VaultArg{}, out.TrashPath)), KindNoteNotFound)
 }
 
 // unresolved is the set of lint unresolved-link findings, as path + message.
@@ -248,14 +254,14 @@ func TestMoveNoteTool(t *testing.T) {
 	ctx := context.Background()
 	lintBefore := unresolved(t, s)
 	back, _ := s.ListBacklinks(ctx, notePathIn{Path: "Projects/Garden/Compost.md", Page: Page{Limit: 100}})
-	dry, err := s.MoveNote(ctx, moveIn{Path: "Projects/Garden/Compost.md", NewPath: "Archive/Humus heap.md", DryRun: true})
+	dry, err := s.MoveNote(ctx, MoveNoteIn{Path: "Projects/Garden/Compost.md", NewPath: "Archive/Humus heap.md", DryRun: true})
 	if err != nil || dry.LinksChanged == 0 {
 		t.Fatalf("dry run: %+v %v", dry, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "Archive/Humus heap.md")); err == nil {
 		t.Fatal("a dry run wrote")
 	}
-	out, err := s.MoveNote(ctx, moveIn{Path: "Projects/Garden/Compost.md", NewPath: "Archive/Humus heap.md"})
+	out, err := s.MoveNote(ctx, MoveNoteIn{Path: "Projects/Garden/Compost.md", NewPath: "Archive/Humus heap.md"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,12 +283,12 @@ func TestMoveNoteTool(t *testing.T) {
 	if zoo := readFile(t, dir, "Link zoo.md"); !strings.Contains(zoo, "- Plain: [[Humus heap]]") || !strings.Contains(zoo, "[[Humus heap#^abc123]]") || !strings.Contains(zoo, "[[Compost heap]]") {
 		t.Errorf("Link zoo after the move:\n%s", zoo)
 	}
-	wantKind(t, "move onto a note", errOf(s.MoveNote(ctx, moveIn{Path: "Short.md", NewPath: "Glossary.md"})), KindNoteExists)
-	wantKind(t, "move a missing note", errOf(s.MoveNote(ctx, moveIn{Path: "Projects/Garden/Compost.md", NewPath: "X.md"})), KindNoteNotFound)
-	wantKind(t, "move from sources/", errOf(s.MoveNote(ctx, moveIn{Path: "sources/Pollinator survey 2025.md", NewPath: "X.md"})), KindImmutablePath)
-	wantKind(t, "a name a wikilink cannot hold", errOf(s.MoveNote(ctx, moveIn{Path: "Short.md", NewPath: "a|b.md"})), KindArgsInvalid)
+	wantKind(t, "move onto a note", errOf(s.MoveNote(ctx, MoveNoteIn{Path: "Short.md", NewPath: "Glossary.md"})), KindNoteExists)
+	wantKind(t, "move a missing note", errOf(s.MoveNote(ctx, MoveNoteIn{Path: "Projects/Garden/Compost.md", NewPath: "X.md"})), KindNoteNotFound)
+	wantKind(t, "move from sources/", errOf(s.MoveNote(ctx, MoveNoteIn{Path: "sources/Pollinator survey 2025.md", NewPath: "X.md"})), KindImmutablePath)
+	wantKind(t, "a name a wikilink cannot hold", errOf(s.MoveNote(ctx, MoveNoteIn{Path: "Short.md", NewPath: "a|b.md"})), KindArgsInvalid)
 	// And back: every note is byte for byte what it was.
-	if _, err := s.MoveNote(ctx, moveIn{Path: "Archive/Humus heap.md", NewPath: "Projects/Garden/Compost.md"}); err != nil {
+	if _, err := s.MoveNote(ctx, MoveNoteIn{Path: "Archive/Humus heap.md", NewPath: "Projects/Garden/Compost.md"}); err != nil {
 		t.Fatal(err)
 	}
 	orig := "../../infra/sample-vault"
@@ -367,7 +373,7 @@ func TestConcurrentAppends(t *testing.T) {
 	if testing.Short() {
 		each = 25
 	}
-	if _, err := s.WriteNote(ctx, writeNoteIn{Path: "Counter.md", Content: ""}); err != nil {
+	if _, err := s.WriteNote(ctx, WriteNoteIn{Path: "Counter.md", Content: ""}); err != nil {
 		t.Fatal(err)
 	}
 	var conflicts atomic.Int64
@@ -383,7 +389,7 @@ func TestConcurrentAppends(t *testing.T) {
 						t.Error(err)
 						return
 					}
-					_, err = s.WriteNote(ctx, writeNoteIn{Path: "Counter.md", Mode: "overwrite", Content: r.Content + line, ExpectedHash: r.ContentHash})
+					_, err = s.WriteNote(ctx, WriteNoteIn{Path: "Counter.md", Mode: "overwrite", Content: r.Content + line, ExpectedHash: r.ContentHash})
 					if err == nil {
 						break
 					}

@@ -17,7 +17,7 @@ func (s *Server) moveTools() []Tool {
 		idempotentWrites, s.MoveNote)}
 }
 
-type moveIn struct {
+type MoveNoteIn struct {
 	VaultArg
 	Path         string `json:"path" jsonschema:"Vault-relative path of the note to move." schema:"minLength=1"`
 	NewPath      string `json:"new_path" jsonschema:"Its new vault-relative path, ending in .md." schema:"minLength=1"`
@@ -65,7 +65,7 @@ type sourceNote struct {
 }
 
 // MoveNote implements move_note.
-func (s *Server) MoveNote(ctx context.Context, in moveIn) (*moveOut, error) {
+func (s *Server) MoveNote(ctx context.Context, in MoveNoteIn) (*moveOut, error) {
 	v, cat, err := s.open(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err

@@ -42,7 +42,7 @@ func (s *Server) writeTools() []Tool {
 	}
 }
 
-type writeNoteIn struct {
+type WriteNoteIn struct {
 	VaultArg
 	Path           string `json:"path" jsonschema:"Vault-relative path of the note, ending in .md, e.g. \"Inbox/idea.md\"." schema:"minLength=1"`
 	Content        string `json:"content" jsonschema:"The Markdown to write; for append, the text to add."`
@@ -59,7 +59,7 @@ type writeNoteOut struct {
 }
 
 // WriteNote implements write_note.
-func (s *Server) WriteNote(ctx context.Context, in writeNoteIn) (*writeNoteOut, error) {
+func (s *Server) WriteNote(ctx context.Context, in WriteNoteIn) (*writeNoteOut, error) {
 	v, err := s.vault(in.VaultArg)
 	if err != nil {
 		return nil, err
@@ -176,7 +176,7 @@ func appendKeyPath(path, key string) string {
 // claimed before the note is written and marked done after, so a retry of
 // a call that landed replays its result, and a retry of one that did not
 // (or a call racing its twin) appends at most once.
-func (s *Server) appendOnce(ctx context.Context, v *Vault, path string, in writeNoteIn) (*writeNoteOut, error) {
+func (s *Server) appendOnce(ctx context.Context, v *Vault, path string, in WriteNoteIn) (*writeNoteOut, error) {
 	rp := appendKeyPath(path, in.IdempotencyKey)
 	mine := "" // the ETag of the claim this call wrote, once it has
 	for attempt := 0; attempt <= casRetries; attempt++ {
@@ -401,7 +401,7 @@ func (s *Server) PatchSection(ctx context.Context, in patchIn) (*patchOut, error
 	return &patchOut{noteResult: s.noteResult(ctx, v, "patch", path+" ("+t.String()+")", prev.path, prev, data), Target: t.String()}, nil
 }
 
-type deleteIn struct {
+type DeleteNoteIn struct {
 	VaultArg
 	Path         string `json:"path" jsonschema:"Vault-relative path of the note." schema:"minLength=1"`
 	Confirm      bool   `json:"confirm,omitempty" jsonschema:"Must be true: deleting is only done when asked for explicitly."`
@@ -423,7 +423,7 @@ type deleteOut struct {
 const TrashDir = ".sheaf/trash"
 
 // DeleteNote implements delete_note.
-func (s *Server) DeleteNote(ctx context.Context, in deleteIn) (*deleteOut, error) {
+func (s *Server) DeleteNote(ctx context.Context, in DeleteNoteIn) (*deleteOut, error) {
 	v, cat, err := s.open(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
@@ -483,28 +483,37 @@ func (v *Vault) trash(ctx context.Context, path, expected string, now time.Time)
 	}
 }
 
-// Restore puts a note kept in the trash back where it was, failing with
-// note-exists if a note is there now. trashPath is delete_note's
-// trash_path; it returns the restored path.
-func Restore(ctx context.Context, st store.Store, trashPath string) (string, error) {
-	p, err := store.CleanPath(trashPath)
+// RestoreNote puts a note delete_note kept in the trash back where it was,
+// failing with note-exists if a note is there now, logs it and indexes it.
+// trashPath is delete_note's trash_path; it returns the restored path.
+func (s *Server) RestoreNote(ctx context.Context, va VaultArg, trashPath string) (string, WriteIndex, error) {
+	v, err := s.vault(va)
 	if err != nil {
-		return "", err
+		return "", WriteIndex{}, err
+	}
+	p, err := cleanArg("trash_path", trashPath)
+	if err != nil {
+		return "", WriteIndex{}, err
 	}
 	rest, ok := strings.CutPrefix(p, TrashDir+"/")
 	_, orig, ok2 := strings.Cut(rest, "/")
 	if !ok || !ok2 || !vault.IsNotePath(orig) {
-		return "", fmt.Errorf("%s is not a trashed note (%s/<time>/<path>.md)", trashPath, TrashDir)
+		return "", WriteIndex{}, newError(KindArgsInvalid, map[string]any{"argument": "trash_path"},
+			"%s is not a deleted note's trash_path (%s/<time>/<path>.md).", trashPath, TrashDir)
 	}
-	data, obj, err := st.Get(ctx, p, 0)
+	data, obj, err := v.Store.Get(ctx, p, 0)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", WriteIndex{}, newError(KindNoteNotFound, map[string]any{"argument": "trash_path"}, "Nothing is kept at %s.", p)
+	}
 	if err != nil {
-		return "", err
+		return "", WriteIndex{}, err
 	}
-	if _, err := st.Put(ctx, orig, data, store.PutOptions{IfNoneMatch: true}); err != nil {
-		if errors.Is(err, store.ErrConflict) {
-			return "", fmt.Errorf("%s exists again: restore %s elsewhere by hand", orig, trashPath)
-		}
-		return "", err
+	if err := v.create(ctx, "trash_path", orig, data); err != nil {
+		return "", WriteIndex{}, err
 	}
-	return orig, st.Delete(ctx, p, obj.ETag)
+	if err := v.Store.Delete(ctx, p, obj.ETag); err != nil {
+		return "", WriteIndex{}, err
+	}
+	idx, _ := s.written(ctx, v, "restore", orig, orig)
+	return orig, idx, nil
 }
