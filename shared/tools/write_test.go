@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/sheaf-dev/sheaf/indexer"
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -118,6 +121,39 @@ func TestWriteNoteModes(t *testing.T) {
 }
 
 func errOf[T any](_ T, err error) error { return err }
+
+// TestLaggingCoverage: a server whose writes the shared index has not
+// caught up with says so on every answer.
+func TestLaggingCoverage(t *testing.T) {
+	s, v, _ := writeServer(t)
+	now := time.Now()
+	s.now = func() time.Time { return now }
+	v.Lagging = func() []Lag {
+		return []Lag{{Path: "a.md", Since: now.Add(-1500 * time.Millisecond)}, {Path: "b.md", Since: now}}
+	}
+	tool := s.Tools()
+	for _, tl := range tool {
+		if tl.Tool.Name != "list_notes" {
+			continue
+		}
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "list_notes"
+		req.Params.Arguments = json.RawMessage(`{"limit": 1}`)
+		r, err := tl.Handler(context.Background(), req)
+		if err != nil || r.IsError {
+			t.Fatalf("%v %+v", err, r)
+		}
+		var out struct {
+			Lagging *Lagging `json:"lagging"`
+		}
+		if err := json.Unmarshal(r.StructuredContent.(json.RawMessage), &out); err != nil {
+			t.Fatal(err)
+		}
+		if out.Lagging == nil || out.Lagging.Count != 2 || out.Lagging.OldestMs != 1500 || out.Lagging.Notes[0] != "a.md" {
+			t.Errorf("lagging: %+v", out.Lagging)
+		}
+	}
+}
 
 func errOf3[A, B any](_ A, _ B, err error) error { return err }
 

@@ -145,11 +145,7 @@ func (s *Server) MoveNote(ctx context.Context, in MoveNoteIn) (*moveOut, error) 
 	if moved.text != nil {
 		data = moved.text
 	}
-	created, err := v.Store.Put(ctx, to, data, store.PutOptions{IfNoneMatch: true})
-	if errors.Is(err, store.ErrConflict) {
-		return nil, newError(KindNoteExists, map[string]any{"argument": "new_path", "current_hash": v.currentHash(ctx, to)},
-			"%s was created by someone else meanwhile: nothing was moved.", to)
-	}
+	created, err := v.createObj(ctx, "new_path", to, data)
 	if err != nil {
 		return nil, err
 	}

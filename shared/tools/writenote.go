@@ -122,17 +122,22 @@ func (s *Server) createNote(ctx context.Context, v *Vault, path string, data []b
 
 // create puts a new note at path, failing with note-exists if one is there.
 func (v *Vault) create(ctx context.Context, arg, path string, data []byte) error {
-	_, err := v.Store.Put(ctx, path, data, store.PutOptions{IfNoneMatch: true})
+	_, err := v.createObj(ctx, arg, path, data)
+	return err
+}
+
+func (v *Vault) createObj(ctx context.Context, arg, path string, data []byte) (store.Object, error) {
+	obj, err := v.Store.Put(ctx, path, data, store.PutOptions{IfNoneMatch: true})
 	if !errors.Is(err, store.ErrConflict) {
-		return err
+		return obj, err
 	}
-	obj, serr := v.Store.Stat(ctx, path)
+	cur, serr := v.Store.Stat(ctx, path)
 	if serr != nil {
-		return newError(KindPathInvalid, map[string]any{"argument": arg, "reason": "in-the-way"},
+		return obj, newError(KindPathInvalid, map[string]any{"argument": arg, "reason": "in-the-way"},
 			"%s cannot be created: a folder (or a file where a folder should be) is in the way.", path)
 	}
-	return newError(KindNoteExists, map[string]any{"argument": arg, "current_hash": v.currentHash(ctx, obj.Path)},
-		"%s already exists: nothing was written. To change it, read it and use overwrite with its content_hash, append, apply_edits or patch_section.", obj.Path)
+	return obj, newError(KindNoteExists, map[string]any{"argument": arg, "current_hash": v.currentHash(ctx, cur.Path)},
+		"%s already exists: nothing was written. To change it, read it and use overwrite with its content_hash, append, apply_edits or patch_section.", cur.Path)
 }
 
 // appendText adds text to a note's end, on a line of its own, in the
