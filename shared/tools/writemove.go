@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -62,6 +63,7 @@ type sourceNote struct {
 	cur     *current
 	text    []byte // rewritten; nil when unchanged
 	changes []vault.LinkChange
+	notices []vault.LinkNotice
 }
 
 // MoveNote implements move_note.
@@ -104,10 +106,14 @@ func (s *Server) MoveNote(ctx context.Context, in MoveNoteIn) (*moveOut, error) 
 
 	// Read and rewrite every note first: nothing is written unless every
 	// rewrite can be made.
+	all := plan.Sources()
+	read := make([]*sourceNote, len(all))
+	errs := make([]error, len(all))
+	parallel(len(all), func(i int) { read[i], errs[i] = s.rewriteSource(ctx, v, plan, all[i]) })
 	sources := map[string]*sourceNote{}
 	var order []string
-	for _, p := range plan.Sources() {
-		sn, err := s.rewriteSource(ctx, v, plan, p, out)
+	for i, p := range all {
+		sn, err := read[i], errs[i]
 		if errors.Is(err, errGone) && p != from {
 			continue // deleted meanwhile: nothing to rewrite
 		}
@@ -118,6 +124,9 @@ func (s *Server) MoveNote(ctx context.Context, in MoveNoteIn) (*moveOut, error) 
 			if err := v.mustBeMutable("path", p, "rewritten (its links point to the note)"); err != nil {
 				return nil, err
 			}
+		}
+		for _, n := range sn.notices {
+			out.NowResolved = append(out.NowResolved, NowResolved{Path: afterPath(p, plan.From, plan.To), LinkNotice: n})
 		}
 		sources[p] = sn
 		order = append(order, p)
@@ -165,14 +174,18 @@ func (s *Server) MoveNote(ctx context.Context, in MoveNoteIn) (*moveOut, error) 
 
 	// The other notes, each compare-and-swap; one that changed meanwhile is
 	// read and rewritten again.
+	var todo []string
 	for _, p := range order {
-		sn := sources[p]
-		if p == from || sn.text == nil {
-			continue
+		if p != from && sources[p].text != nil {
+			todo = append(todo, p)
 		}
-		err := s.writeRewrite(ctx, v, plan, p, sn)
-		if err != nil {
-			out.NotRewritten = append(out.NotRewritten, NotRewritten{Path: p, Reason: toError(err).Message})
+	}
+	werrs := make([]error, len(todo))
+	parallel(len(todo), func(i int) { werrs[i] = s.writeRewrite(ctx, v, plan, todo[i], sources[todo[i]]) })
+	for i, p := range todo {
+		sn := sources[p]
+		if werrs[i] != nil {
+			out.NotRewritten = append(out.NotRewritten, NotRewritten{Path: p, Reason: toError(werrs[i]).Message})
 			continue
 		}
 		if sn.text != nil {
@@ -189,8 +202,27 @@ func (s *Server) MoveNote(ctx context.Context, in MoveNoteIn) (*moveOut, error) 
 // errGone is a source note that vanished before it could be read.
 var errGone = errors.New("gone")
 
+// parallel runs fn(0..n-1) on up to eight goroutines (the notes a move
+// reads and writes are independent; the store's writes are each atomic).
+func parallel(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(n, 8) {
+		wg.Go(func() {
+			for i := range next {
+				fn(i)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
 // rewriteSource reads the note at p and plans its rewrite.
-func (s *Server) rewriteSource(ctx context.Context, v *Vault, plan *vault.MovePlan, p string, out *moveOut) (*sourceNote, error) {
+func (s *Server) rewriteSource(ctx context.Context, v *Vault, plan *vault.MovePlan, p string) (*sourceNote, error) {
 	c, err := v.readForWrite(ctx, p)
 	if err != nil {
 		var te *Error
@@ -208,10 +240,7 @@ func (s *Server) rewriteSource(ctx context.Context, v *Vault, plan *vault.MovePl
 			"Moving to %s would break a link in %s that no spelling can keep: %s. Nothing was moved.", plan.To, p,
 			strings.TrimPrefix(err.Error(), vault.ErrBadEdit.Error()+": "))
 	}
-	for _, n := range notices {
-		out.NowResolved = append(out.NowResolved, NowResolved{Path: afterPath(p, plan.From, plan.To), LinkNotice: n})
-	}
-	return &sourceNote{cur: c, text: text, changes: changes}, nil
+	return &sourceNote{cur: c, text: text, changes: changes, notices: notices}, nil
 }
 
 // writeRewrite writes a rewritten note conditionally, re-reading and
