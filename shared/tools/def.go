@@ -102,13 +102,13 @@ func define[In, Out any](name, title, description string, h hints, fn func(ctx c
 			}
 			return errorResult(te), nil
 		}
-		if ix := c.indexed(); ix != nil {
-			cov := any(out).(covered).coverage()
+		cov := any(out).(covered).coverage()
+		ix, unindexed := c.indexed()
+		if ix != nil {
 			cov.Partial, cov.Indexing = true, ix
 		}
-		if lg := c.lagged(); lg != nil {
-			any(out).(covered).coverage().Lagging = lg
-		}
+		cov.Unindexed = unindexed
+		cov.Lagging = c.lagged()
 		return fitResult(name, out, budget), nil
 	}
 	return Tool{Tool: tool, Handler: handler, Profile: "full"}

@@ -100,7 +100,7 @@ type Vault struct {
 	CursorKey          string   // HMAC key of search_and_read cursors; "": the key stored in the vault, created once
 
 	refs    refCache                     // find_references' folded note texts
-	hashes  fileHashes                   // SHA-256 of notes read by pages
+	scans   fileScans                    // hash and line index of notes read by pages
 	cursors atomic.Pointer[auth.Cursors] // the cursor signer, loaded on first use
 	// MaxWait caps how long await_directives blocks, for platforms with a
 	// request limit (25 s behind API Gateway); 0: 55 s.
@@ -187,6 +187,7 @@ func (s *Server) open(ctx context.Context, a VaultArg) (*Vault, *vault.Catalog, 
 	if st := v.status(); st.State != "ready" {
 		callFrom(ctx).noteIndexing(&Indexing{State: st.State, Indexed: st.Done, Total: st.Total, Notes: st.Notes})
 	}
+	callFrom(ctx).noteUnindexed(len(c.Unindexed()))
 	if v.Lagging != nil {
 		callFrom(ctx).noteLagging(v.Lagging(), s.now())
 	}
