@@ -63,6 +63,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse$$ -fuzztime 30s ./shared/vault/
 	$(GO) test -run '^$$' -fuzz FuzzHeadingID -fuzztime 15s ./shared/vault/
 	$(GO) test -run '^$$' -fuzz FuzzReadSnapshot -fuzztime 15s ./shared/vault/
+	$(GO) test -run '^$$' -fuzz FuzzParseSpans -fuzztime 15s ./shared/vault/
+	$(GO) test -run '^$$' -fuzz FuzzPatchSection -fuzztime 30s ./shared/vault/
+	$(GO) test -run '^$$' -fuzz FuzzMoveRewrite -fuzztime 15s ./shared/vault/
 	$(GO) test -run '^$$' -fuzz FuzzCleanPath -fuzztime 30s ./shared/store/
 	$(GO) test -run '^$$' -fuzz FuzzParseQuery -fuzztime 30s ./shared/textindex/
 	$(GO) test -run '^$$' -fuzz FuzzStem -fuzztime 15s ./shared/textindex/

@@ -297,6 +297,10 @@ func (p *pathsOnly) Search(context.Context, textindex.Query, textindex.Options) 
 	return textindex.Result{}, nil
 }
 
+func (p *pathsOnly) Ask(context.Context, textindex.Question, textindex.Options) (textindex.Result, error) {
+	return textindex.Result{}, nil
+}
+
 func (p *pathsOnly) Paths(context.Context) (map[string]time.Time, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

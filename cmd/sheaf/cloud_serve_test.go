@@ -14,7 +14,7 @@ import (
 // sampleCloudVault uploads infra/sample-vault, and the oversized attachment
 // the conformance suite expects, through the S3 API under the vault's
 // prefix, then indexes it with `sheaf reconcile`.
-func sampleCloudVault(t *testing.T) *cloudVault {
+func sampleCloudVault(t testing.TB) *cloudVault {
 	t.Helper()
 	v := newCloudVault(t, "")
 	v.s3.PutDir(t, "vault", "notes", "../../infra/sample-vault")

@@ -26,13 +26,13 @@ type cloudVault struct {
 	meili *meilifake.Server
 }
 
-func newCloudVault(t *testing.T, webhook string) *cloudVault {
+func newCloudVault(t testing.TB, webhook string) *cloudVault {
 	v := &cloudVault{s3: s3test.Start(t, s3test.Options{WebhookURL: webhook}), meili: meilifake.New(t)}
 	v.s3.CreateBucket(t, "vault")
 	return v
 }
 
-func (v *cloudVault) put(t *testing.T, path, body string) {
+func (v *cloudVault) put(t testing.TB, path, body string) {
 	t.Helper()
 	v.s3.Put(t, "vault", "notes/"+path, []byte(body))
 }

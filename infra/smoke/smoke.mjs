@@ -145,6 +145,22 @@ async function runChecks(transportName, client) {
     assert(!textOf(res).includes("root:"), "error text leaks file content");
     return `kind=${kind}`;
   });
+
+  await check(t("write_note, then read it back; again is note-exists; a stale overwrite is proposal-stale"), async () => {
+    const path = "Smoke/Written by the TypeScript SDK.md";
+    const content = "# Written\n\nby the TypeScript SDK\n";
+    const w = await callTool(client, "write_note", { path, content });
+    assert(!w.isError, `isError: ${textOf(w)}`);
+    const r = await callTool(client, "read_note", { path });
+    assert(!r.isError && r.structuredContent.content === content, `read back: ${textOf(r)}`);
+    assert(r.structuredContent.content_hash === w.structuredContent.content_hash, "content_hash differs from the write's");
+    const again = await callTool(client, "write_note", { path, content });
+    assert(again.isError === true && again.kind === "note-exists", `again: ${JSON.stringify(again.kind)}`);
+    const stale = await callTool(client, "write_note", { path, content: "x", mode: "overwrite", expected_hash: "0".repeat(64) });
+    assert(stale.isError === true && stale.kind === "proposal-stale" && stale.current_hash === w.structuredContent.content_hash,
+      `stale overwrite: ${JSON.stringify([stale.kind, stale.current_hash])}`);
+    return `content_hash=${w.structuredContent.content_hash.slice(0, 12)}…`;
+  });
 }
 
 // withClient connects a fresh client over transport, runs the checks and

@@ -125,9 +125,19 @@ func OpenCloud(ctx context.Context, c *Config, log *slog.Logger) (*Cloud, error)
 		TrackChanges: c.EmbedBaseURL != "",
 	}
 	catalogs := &indexer.StoreCatalogs{Store: st}
+	// The handler's own writes are laid over the shared snapshot (and
+	// written to Meilisearch) until the indexer has caught up with them.
+	overlay := &indexer.Overlay{Base: catalogs, Store: st, Text: text, MaxNoteBytes: c.MaxNoteBytes}
 	v := &tools.Vault{
 		ID: id, Root: sc.URL(), Store: st, Text: boundedText{Index: text, timeout: SearchTimeout},
-		Catalogs: catalogs,
+		Catalogs: overlay, Reindex: overlay, Ledger: c.Ledger,
+		Lagging: func() []tools.Lag {
+			var out []tools.Lag
+			for _, l := range overlay.Lagging() {
+				out = append(out, tools.Lag{Path: l.Path, Since: l.Since})
+			}
+			return out
+		},
 		// No snapshot in the bucket means no indexer has run yet: every
 		// answer says so instead of describing an empty vault.
 		Status: func() tools.IndexStatus {

@@ -24,6 +24,7 @@ type Config struct {
 	AllowedOrigins     []string      // extra browser origins allowed on HTTP
 	Profile            string        // tool profile: core or full
 	ImmutablePaths     []string      // write-once prefixes
+	Ledger             string        // the note every write is logged in; "off" for none
 	MaxAttachmentBytes int64         // read_attachment cap
 	MaxNoteBytes       int64         // largest note indexed or read
 	CursorKey          string        // HMAC key of search_and_read cursors
@@ -58,7 +59,8 @@ func (c *Config) Flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Token, "token", "", "bearer token required by the HTTP endpoint (required to listen beyond loopback)")
 	fs.StringSliceVar(&c.AllowedOrigins, "allowed-origins", nil, "browser origins allowed to call the HTTP endpoint besides loopback ones")
 	fs.StringVar(&c.Profile, "profile", "full", "tool profile: core (the dozen most used tools) or full")
-	fs.StringSliceVar(&c.ImmutablePaths, "immutable-paths", []string{"sources/"}, "write-once folder prefixes")
+	fs.StringSliceVar(&c.ImmutablePaths, "immutable-paths", []string{"sources/"}, "write-once folder prefixes: notes there can be created, never changed, moved or deleted")
+	fs.StringVar(&c.Ledger, "ledger", "log.md", "note the write tools log every write in (one \"- YYYY-MM-DD op: title\" line each, as recent_activity reads); off: none")
 	fs.Int64Var(&c.MaxAttachmentBytes, "max-attachment-bytes", 5<<20, "largest file read_attachment returns")
 	fs.Int64Var(&c.MaxNoteBytes, "max-note-bytes", 16<<20, "largest note indexed (bigger ones are listed as problems; read_note still reads them, by pages)")
 	fs.StringVar(&c.CursorKey, "cursor-key", "", "key that signs search_and_read cursors, at least 16 bytes (default: a key created once in <vault>/.sheaf/keys/)")

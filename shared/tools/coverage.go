@@ -16,7 +16,15 @@ type Coverage struct {
 	Clipped  []Clipped `json:"clipped,omitempty" jsonschema:"the response budget cut these lists of this answer: page on (next_offset) or narrow the request"`
 	// Unindexed is not partial: those files are left out by design, and
 	// said to be.
-	Unindexed int `json:"unindexed,omitempty" jsonschema:"Markdown files no index holds (too large to index, binary, unreadable): this answer cannot include them; get_vault_info.problems lists them, read_note still reads them"`
+	Unindexed int      `json:"unindexed,omitempty" jsonschema:"Markdown files no index holds (too large to index, binary, unreadable): this answer cannot include them; get_vault_info.problems lists them, read_note still reads them"`
+	Lagging   *Lagging `json:"lagging,omitempty" jsonschema:"notes this server wrote that the vault's shared index has not caught up with yet: this answer includes them, other servers of the vault show the older version until the indexer has processed the change"`
+}
+
+// Lagging lists this server's writes not yet in the vault's shared index.
+type Lagging struct {
+	Notes    []string `json:"notes" jsonschema:"their paths, oldest write first (at most 20)"`
+	Count    int      `json:"count"`
+	OldestMs int64    `json:"oldest_ms" jsonschema:"how long ago the oldest of them was written, in milliseconds"`
 }
 
 // Indexing is the progress of the index pass an answer came from.
@@ -49,6 +57,7 @@ type call struct {
 	mu        sync.Mutex
 	indexing  *Indexing
 	unindexed int
+	lagging   *Lagging
 }
 
 type callKey struct{}
@@ -73,6 +82,26 @@ func (c *call) noteIndexing(ix *Indexing) {
 	if c.indexing == nil {
 		c.indexing = ix
 	}
+}
+
+// noteLagging records the writes of this server the shared index lacks.
+func (c *call) noteLagging(lags []Lag, now time.Time) {
+	if c == nil || len(lags) == 0 {
+		return
+	}
+	lg := &Lagging{Count: len(lags), OldestMs: now.Sub(lags[0].Since).Milliseconds(), Notes: []string{}}
+	for _, l := range lags[:min(len(lags), 20)] {
+		lg.Notes = append(lg.Notes, l.Path)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lagging = lg
+}
+
+func (c *call) lagged() *Lagging {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lagging
 }
 
 // indexed is the index state the call's answer came from, nil when every

@@ -108,6 +108,7 @@ func define[In, Out any](name, title, description string, h hints, fn func(ctx c
 			cov.Partial, cov.Indexing = true, ix
 		}
 		cov.Unindexed = unindexed
+		cov.Lagging = c.lagged()
 		return fitResult(name, out, budget), nil
 	}
 	return Tool{Tool: tool, Handler: handler, Profile: "full"}

@@ -142,8 +142,9 @@ func claimLease(ctx context.Context, st store.Store, d DirectiveItem, worker str
 			return nil, false, err
 		}
 		if err == nil {
-			// Read back: a folder store's conditions hold within one process
-			// only, and a racing server's write that landed last wins here.
+			// Read back: a racing server's write that landed last wins here
+			// (a store that checks conditions less strictly than it should
+			// is caught too).
 			got, err := getLease(ctx, st, key)
 			if err != nil {
 				return nil, false, err

@@ -84,6 +84,16 @@ type Vault struct {
 	LLM      llm.Chat
 	Reranker llm.Reranker
 
+	// Reindex, when set, indexes what a write tool changed before the tool
+	// returns (read-your-writes); nil leaves it to the change events.
+	Reindex Reindexer
+	// Lagging, when set, lists this server's writes the vault's shared
+	// index has not caught up with (the cloud); answers then say so.
+	Lagging func() []Lag
+	// Ledger is the note every write is logged in ("" means log.md; "off"
+	// logs nothing).
+	Ledger string
+
 	ImmutablePaths     []string // write-once prefixes, e.g. "sources/"
 	MaxNoteBytes       int64    // read_note refuses bigger notes; 0: 16 MiB
 	MaxAttachmentBytes int64    // read_attachment refuses bigger files; 0: 5 MiB
@@ -178,6 +188,9 @@ func (s *Server) open(ctx context.Context, a VaultArg) (*Vault, *vault.Catalog, 
 		callFrom(ctx).noteIndexing(&Indexing{State: st.State, Indexed: st.Done, Total: st.Total, Notes: st.Notes})
 	}
 	callFrom(ctx).noteUnindexed(len(c.Unindexed()))
+	if v.Lagging != nil {
+		callFrom(ctx).noteLagging(v.Lagging(), s.now())
+	}
 	return v, c, nil
 }
 
@@ -197,6 +210,9 @@ func (s *Server) Tools() []Tool {
 	ts = append(ts, s.maintenanceTools()...)
 	ts = append(ts, s.agentTools()...)
 	ts = append(ts, s.semanticTools()...)
+	ts = append(ts, s.writeTools()...)
+	ts = append(ts, s.moveTools()...)
+	ts = append(ts, s.pageTools()...)
 	sort.Slice(ts, func(i, j int) bool { return ts[i].Tool.Name < ts[j].Tool.Name })
 	ts = s.limitPaid(ts) // the rate limit of paid tools, over every tool registered above
 	for i, t := range ts {

@@ -44,6 +44,7 @@ type wikilinkNode struct {
 	Heading string
 	Block   string
 	Alias   string
+	Len     int // bytes of source the link spans, from its Pos
 }
 
 func (n *wikilinkNode) Kind() ast.NodeKind { return kindWikilink }
@@ -115,7 +116,8 @@ func (wikilinkParser) Parse(_ ast.Node, block text.Reader, _ parser.Context) ast
 		}
 	}
 	n.Target = strings.TrimSpace(target)
-	block.Advance(open + end + 2)
+	n.Len = open + end + 2
+	block.Advance(n.Len)
 	return n
 }
 

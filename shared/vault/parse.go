@@ -68,10 +68,12 @@ func Parse(path string, src []byte) (p *Parsed) {
 			p.Note.FrontmatterError = fmt.Sprintf("parse failed: %v", r)
 		}
 	}()
-	return parse(path, src)
+	return parse(path, src, nil)
 }
 
-func parse(path string, src []byte) *Parsed {
+// parse is Parse; with spans non-nil it also records where the note's
+// headings, block ids and links lie in src (see ParseSpans).
+func parse(path string, src []byte, spans *Spans) *Parsed {
 	if !utf8.Valid(src) {
 		src = []byte(strings.ToValidUTF8(string(src), "\uFFFD"))
 	}
@@ -82,10 +84,14 @@ func parse(path string, src []byte) *Parsed {
 		lines: newLineIndex(src),
 		ids:   newHeadingIDs(),
 		seen:  map[string]bool{},
+		spans: spans,
 	}
 	x.note.Path = path
 	x.note.Name = NameOf(path)
 	bodyStart := frontmatterEnd(src)
+	if spans != nil {
+		spans.BodyStart = bodyStart
+	}
 
 	// The goldmark parse works on a copy with CRLF turned into " \n" and
 	// %%comments%% blanked out: offsets and line numbers stay those of src.
@@ -134,6 +140,7 @@ type extractor struct {
 	note      Note
 	seen      map[string]bool // tags already added
 	sections  []sectionHead   // top-level headings, in order
+	spans     *Spans          // nil unless ParseSpans asked for them
 }
 
 func (x *extractor) addTag(t string) {
@@ -176,6 +183,7 @@ func (x *extractor) walk(doc ast.Node) {
 				Kind: KindWikilink, Embed: n.Embed, Target: n.Target, Key: LinkKey(n.Target),
 				Heading: n.Heading, Block: n.Block, Display: n.Alias, Line: x.line(n),
 			})
+			x.spanWikilink(n)
 		case *tagNode:
 			x.addTag(n.Name)
 		case *mentionNode:
@@ -187,6 +195,7 @@ func (x *extractor) walk(doc ast.Node) {
 			})
 		case *blockIDNode:
 			x.note.Blocks = append(x.note.Blocks, Block{ID: n.ID, Line: x.line(n)})
+			x.spanBlock(n)
 		case *ast.CodeBlock, *ast.FencedCodeBlock, *ast.HTMLBlock, *ast.CodeSpan:
 			return ast.WalkSkipChildren, nil
 		}
@@ -221,6 +230,7 @@ func (x *extractor) heading(n *ast.Heading, top bool) {
 	n.SetAttributeString("id", []byte(id))
 	h := Heading{Level: n.Level, Title: title, ID: id, Line: x.line(n)}
 	x.note.Headings = append(x.note.Headings, h)
+	x.spanHeading(n, top)
 	if h.Level == 1 && x.note.Title == "" && title != "" {
 		x.note.Title = title // frontmatter titles are decoded before the walk
 	}
@@ -247,6 +257,7 @@ func (x *extractor) markdownLink(n ast.Node, dest string, embed bool) {
 	}
 	l.Key = LinkKey(l.Target)
 	x.note.Links = append(x.note.Links, l)
+	x.spanMarkdownLink(n, dest)
 }
 
 func unescapePath(s string) string {

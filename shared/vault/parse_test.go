@@ -453,7 +453,7 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
-		p := parse("f.md", src) // not Parse: panics must surface
+		p := parse("f.md", src, nil) // not Parse: panics must surface
 		text := strings.TrimPrefix(strings.ToValidUTF8(string(src), "\uFFFD"), "\uFEFF")
 		nlines := strings.Count(text, "\n") + 1
 		n := p.Note

@@ -98,6 +98,7 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, erro
 		Ready: ix.Ready, IndexWait: indexWait(c.IndexWait),
 		ImmutablePaths: c.ImmutablePaths, MaxNoteBytes: c.MaxNoteBytes, MaxAttachmentBytes: c.MaxAttachmentBytes,
 		CursorKey: c.CursorKey, LLM: chat, Reranker: rr,
+		Reindex: ix, Ledger: c.Ledger, // writes are indexed before the tool returns
 	}
 	l := &Vault{Vault: v, Indexer: ix, Root: root, State: state, text: text}
 	if err := l.openEmbeddings(ctx, c, log); err != nil {

@@ -7,6 +7,15 @@
 // Symlinks inside the vault are followed by Stat, Get, Put and Delete but not
 // by List and Folders (no loops, no duplicates); a symlink that leads
 // outside the vault yields ErrPathInvalid.
+//
+// Writes are atomic and conditional across processes: Put writes a hidden
+// temporary file next to the target and fsyncs it, then, holding the
+// vault's write lock (a mutex in the process and an flock on
+// .sheaf/.write.lock between processes), checks the conditions and renames
+// the file into place, and fsyncs the folder. A crash leaves the old file or
+// the new one, never a mix; a temporary file it leaves is hidden (never
+// listed or indexed) and removed by the next write into that folder once it
+// is an hour old.
 package fs
 
 import (
@@ -36,7 +45,9 @@ type Store struct {
 	root   *os.Root
 	escape error // the error os.Root returns for a path that leaves the root
 
-	mu sync.Mutex // serialises Put and Delete
+	mu    sync.Mutex // serialises commits (condition check and rename) and deletes
+	lockF *os.File   // .sheaf/.write.lock, opened on first use (under mu)
+	tidy  sync.Map   // folders whose stale temporary files were removed
 
 	namesMu sync.Mutex
 	names   map[string]string // dir + "\x00" + NFC name -> non-NFC name on disk
@@ -63,7 +74,44 @@ func Open(root string) (*Store, error) {
 }
 
 // Close releases the vault's directory handle.
-func (s *Store) Close() error { return s.root.Close() }
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.lockF != nil {
+		s.lockF.Close()
+		s.lockF = nil
+	}
+	s.mu.Unlock()
+	return s.root.Close()
+}
+
+// lockPath is the file whose flock serialises writers across processes.
+const lockPath = ".sheaf/.write.lock"
+
+// lock takes the vault's write lock: this process's mutex, then the flock
+// other processes on the same folder take too. It returns the unlock.
+func (s *Store) lock() (func(), error) {
+	s.mu.Lock()
+	if s.lockF == nil {
+		if err := s.root.MkdirAll(".sheaf", 0o755); err != nil {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("fs: the write lock: %w", err)
+		}
+		f, err := s.root.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("fs: the write lock: %w", err)
+		}
+		s.lockF = f
+	}
+	if err := lockFile(s.lockF); err != nil {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("fs: the write lock: %w", err)
+	}
+	return func() {
+		_ = unlockFile(s.lockF)
+		s.mu.Unlock()
+	}, nil
+}
 
 // etag is a file's entity tag: modification time and size. Put makes sure
 // its writes change it.
@@ -213,6 +261,7 @@ func (s *Store) Put(ctx context.Context, path string, data []byte, opts store.Pu
 			return store.Object{}, s.wrap("put", p, err)
 		}
 	}
+	s.tidyTemps(dir)
 	tmp, err := s.writeTemp(dir, data)
 	if err != nil {
 		return store.Object{}, s.wrap("put", p, err)
@@ -232,8 +281,11 @@ func (s *Store) Put(ctx context.Context, path string, data []byte, opts store.Pu
 // commit checks opts again under the lock and renames tmp over p. It
 // returns the metadata the new file has.
 func (s *Store) commit(p, tmp string, opts store.PutOptions) (os.FileInfo, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	unlock, err := s.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	disk, old, err := s.check(p, opts)
 	if err != nil {
 		return nil, err
@@ -292,10 +344,17 @@ func (s *Store) check(p string, opts store.PutOptions) (disk string, old os.File
 	return disk, old, nil
 }
 
+// tempPrefix and tempSuffix frame the names of Put's temporary files.
+const (
+	tempPrefix = ".~sheaf-"
+	tempSuffix = ".tmp"
+	staleTemp  = time.Hour
+)
+
 // writeTemp writes data to a new hidden file in dir, synced to disk, and
 // returns its name.
 func (s *Store) writeTemp(dir string, data []byte) (string, error) {
-	name := joinPath(dir, ".~sheaf-"+rand.Text()+".tmp")
+	name := joinPath(dir, tempPrefix+rand.Text()+tempSuffix)
 	f, err := s.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return "", err
@@ -314,6 +373,29 @@ func (s *Store) writeTemp(dir string, data []byte) (string, error) {
 	return name, nil
 }
 
+// tidyTemps removes, once per folder and process, the temporary files a
+// crashed write left in dir over an hour ago (a live write's is younger).
+func (s *Store) tidyTemps(dir string) {
+	if _, done := s.tidy.LoadOrStore(dir, true); done {
+		return
+	}
+	f, err := s.root.Open(orDot(dir))
+	if err != nil {
+		return
+	}
+	names, _ := f.Readdirnames(-1)
+	f.Close()
+	for _, n := range names {
+		if !strings.HasPrefix(n, tempPrefix) || !strings.HasSuffix(n, tempSuffix) {
+			continue
+		}
+		name := joinPath(dir, n)
+		if fi, err := s.root.Lstat(name); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > staleTemp {
+			s.root.Remove(name)
+		}
+	}
+}
+
 // Delete removes the file at path. A missing file is not an error, unless
 // ifMatch is set: then it is ErrNotFound, and a different ETag ErrConflict.
 func (s *Store) Delete(ctx context.Context, path string, ifMatch string) error {
@@ -324,8 +406,11 @@ func (s *Store) Delete(ctx context.Context, path string, ifMatch string) error {
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 
 	disk, fi, err := s.statFile(p)
 	if ifMatch != "" {

@@ -312,6 +312,7 @@ func TestNFDOnDisk(t *testing.T) {
 	}
 }
 
+// dirNames lists a folder, leaving out .sheaf (where the write lock lives).
 func dirNames(t *testing.T, dir string) []string {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
@@ -320,7 +321,9 @@ func dirNames(t *testing.T, dir string) []string {
 	}
 	var names []string
 	for _, e := range entries {
-		names = append(names, e.Name())
+		if e.Name() != ".sheaf" {
+			names = append(names, e.Name())
+		}
 	}
 	slices.Sort(names)
 	return names

@@ -401,6 +401,14 @@ func (s *Store) Delete(ctx context.Context, path string, ifMatch string) error {
 	if err != nil {
 		return s.wrap(ctx, "delete", p, err)
 	}
+	// Some S3-compatible servers (versitygw 1.8) check a delete's If-Match
+	// outside their write lock: a racing conditional overwrite can then win
+	// while the delete still answers 204. Whatever is at the key now was
+	// written by someone else: report the conflict rather than a delete
+	// that did not happen.
+	if now, err := s.head(ctx, key, p); err == nil {
+		return fmt.Errorf("s3: delete %q: written again meanwhile (ETag %q): %w", p, now.ETag, store.ErrConflict)
+	}
 	return nil
 }
 

@@ -47,6 +47,16 @@ func Run(t *testing.T, connect Connect) {
 	t.Run("AgentMentions", func(t *testing.T) { testAgentMentions(t, c) })
 	t.Run("PendingDirectives", func(t *testing.T) { testPendingDirectives(t, c) })
 	t.Run("AwaitDirectives", func(t *testing.T) { testAwaitDirectives(t, c) })
+	// The write tools last: they change the vault.
+	t.Run("WriteHints", func(t *testing.T) { testWriteHints(t, c) })
+	t.Run("WriteNote", func(t *testing.T) { testWriteNote(t, c) })
+	t.Run("ApplyEdits", func(t *testing.T) { testApplyEdits(t, c) })
+	t.Run("PatchSection", func(t *testing.T) { testPatchSection(t, c) })
+	t.Run("DeleteNote", func(t *testing.T) { testDeleteNote(t, c) })
+	t.Run("CompleteDirective", func(t *testing.T) { testCompleteDirective(t, c) })
+	t.Run("FilePage", func(t *testing.T) { testFilePage(t, c) })
+	t.Run("MoveNote", func(t *testing.T) { testMoveNote(t, c) })
+	t.Run("Ledger", func(t *testing.T) { testLedger(t, c) })
 }
 
 // HugeAttachmentBytes is the size of the oversized attachment the harness writes.

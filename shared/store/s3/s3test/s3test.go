@@ -33,6 +33,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
@@ -214,6 +215,23 @@ func (s *Server) Put(t testing.TB, bucket, key string, data []byte) {
 	}); err != nil {
 		t.Fatalf("s3test: put %q: %v", key, err)
 	}
+}
+
+// Get reads the object at key in bucket, failing the test on error.
+func (s *Server) Get(t testing.TB, bucket, key string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := s.Client(t).GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	if err != nil {
+		t.Fatalf("s3test: get %q: %v", key, err)
+	}
+	defer out.Body.Close()
+	data, err := io.ReadAll(out.Body)
+	if err != nil {
+		t.Fatalf("s3test: get %q: %v", key, err)
+	}
+	return data
 }
 
 // PutDir uploads every file under dir to bucket, each at prefix + "/" +
