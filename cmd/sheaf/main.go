@@ -37,6 +37,7 @@ func main() {
 	root.AddCommand(answerCmd())
 	root.AddCommand(evalCmd())
 	root.AddCommand(embedCmd())
+	root.AddCommand(keysCmd())
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "sheaf:", err)
 		os.Exit(1)

@@ -211,12 +211,15 @@ func invokeJSON(t *testing.T, r *rietest.RIE, event string, out any) {
 	}
 }
 
-// TestInitRefusesNoToken: a deployment without SHEAF_TOKEN fails its init
-// rather than serve an open endpoint.
-func TestInitRefusesNoToken(t *testing.T) {
+// TestInitRefusesNoCredentials: a deployment that turns keys off and sets
+// neither SHEAF_TOKEN nor OAuth fails its init rather than serve an
+// endpoint nobody can use. (Without SHEAF_KEYS=none, the bucket's keys file
+// is the credential store and an empty one lets nobody in: see
+// TestKeysAndOAuthLambda.)
+func TestInitRefusesNoCredentials(t *testing.T) {
 	bin := build(t)
 	r := rietest.Start(t, bin, "SHEAF_VAULT=s3://b/p?endpoint=http://127.0.0.1:9&path_style=true",
-		"SHEAF_SEARCH=http://127.0.0.1:9", "AWS_ACCESS_KEY_ID=a", "AWS_SECRET_ACCESS_KEY=b")
+		"SHEAF_SEARCH=http://127.0.0.1:9", "SHEAF_KEYS=none", "AWS_ACCESS_KEY_ID=a", "AWS_SECRET_ACCESS_KEY=b")
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	if payload, err := r.Invoke(ctx, []byte(`{"version":"2.0","rawPath":"/healthz","requestContext":{"http":{"method":"GET"}}}`)); err == nil {
