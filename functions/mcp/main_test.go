@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -22,6 +23,8 @@ import (
 
 	"github.com/sheaf-dev/sheaf/functions/internal/cloudtest"
 	"github.com/sheaf-dev/sheaf/functions/internal/rietest"
+	"github.com/sheaf-dev/sheaf/shared/auth"
+	"github.com/sheaf-dev/sheaf/shared/auth/oauth/oauthtest"
 	"github.com/sheaf-dev/sheaf/shared/store/s3/s3test"
 	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
 )
@@ -360,3 +363,54 @@ func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// TestKeysAndOAuthLambda: the function under the Lambda emulator, behind
+// the in-test gateway, accepts API keys from the bucket's .sheaf/keys.json
+// and OAuth access tokens for its own URL; the official TypeScript SDK
+// discovers the metadata from the 401 and calls tools with its token.
+func TestKeysAndOAuthLambda(t *testing.T) {
+	bin := build(t)
+	as := oauthtest.New(t)
+	v := cloudtest.Sample(t, s3test.Options{})
+	v.Reconcile(t)
+	kf := &auth.KeyFile{}
+	reader, _, err := kf.Add(auth.NewKeyOptions{Name: "reader", Scopes: []auth.Scope{auth.ScopeRead}}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Put(t, auth.KeysPath, kf.Marshal())
+
+	// The gateway listens first: the function must know its URL (the
+	// audience) when it starts.
+	gw := &rietest.Gateway{}
+	srv := httptest.NewServer(gw)
+	t.Cleanup(srv.Close)
+	endpoint := srv.URL + "/mcp"
+	env := slices.DeleteFunc(v.Env(), func(kv string) bool { return strings.HasPrefix(kv, "SHEAF_TOKEN=") })
+	gw.RIE = rietest.Start(t, bin, append(env, "SHEAF_OAUTH_ISSUER="+as.URL, "SHEAF_OAUTH_AUDIENCE="+endpoint)...)
+
+	resp := post(t, endpoint, "", initialize)
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `resource_metadata="`+srv.URL+`/.well-known/oauth-protected-resource/mcp"`) {
+		t.Fatalf("no token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+	md, err := http.Get(srv.URL + "/.well-known/oauth-protected-resource/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct{ Resource string }
+	_ = json.NewDecoder(md.Body).Decode(&meta)
+	md.Body.Close()
+	if md.StatusCode != http.StatusOK || meta.Resource != endpoint {
+		t.Errorf("metadata: %d %+v", md.StatusCode, meta)
+	}
+	if resp := post(t, endpoint, "Bearer "+cloudtest.Token, initialize); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("SHEAF_TOKEN unset, yet the old token got %d", resp.StatusCode)
+	}
+	c := toolstest.NewClient(t, cloudtest.Connect(t, endpoint, reader))
+	var info struct{ NoteCount int }
+	c.MustOK("get_vault_info", map[string]any{}, &info)
+	if info.NoteCount == 0 {
+		t.Error("no notes with a key from the bucket")
+	}
+	as.RunTypeScriptClient(t, endpoint)
+}

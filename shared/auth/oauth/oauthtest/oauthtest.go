@@ -22,6 +22,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,6 +33,8 @@ import (
 
 	"github.com/MicahParks/jwkset"
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/sheaf-dev/sheaf/shared/testbin"
 )
 
 // Client is a registered client: its secret ("" for a public client) and
@@ -325,4 +330,47 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // String names the server in test output.
 func (s *Server) String() string {
 	return fmt.Sprintf("oauthtest %s", strings.TrimPrefix(s.URL, "http://"))
+}
+
+// RunTypeScriptClient runs infra/smoke/oauth.mjs, the official TypeScript
+// MCP SDK's OAuth flows (client credentials; authorization code with PKCE
+// after dynamic registration), against the MCP endpoint mcpURL, whose
+// authorization server s is. It needs node and infra/smoke/node_modules
+// (make tools): the test is skipped without them, failed under CI.
+func (s *Server) RunTypeScriptClient(t *testing.T, mcpURL string) {
+	t.Helper()
+	node := testbin.Require(t, "node", "", "apt-get install nodejs")
+	smoke := filepath.Join(repoRoot(t), "infra", "smoke")
+	if _, err := os.Stat(filepath.Join(smoke, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		testbin.Missing(t, fmt.Errorf("%w; run make tools", err))
+	}
+	s.AddClient(Client{ID: "smoke-m2m", Secret: "smoke-m2m-secret"})
+	foreign := s.Issue(jwt.MapClaims{"sub": "x", "aud": "https://elsewhere.example.com/mcp", "scope": "sheaf:read"})
+	cmd := exec.Command(node, filepath.Join(smoke, "oauth.mjs"))
+	cmd.Env = append(os.Environ(), "SHEAF_HTTP_URL="+mcpURL, "SHEAF_OAUTH_ISSUER="+s.URL,
+		"SHEAF_OAUTH_CLIENT_ID=smoke-m2m", "SHEAF_OAUTH_CLIENT_SECRET=smoke-m2m-secret", "SHEAF_OAUTH_FOREIGN_TOKEN="+foreign)
+	out, err := cmd.CombinedOutput()
+	t.Logf("oauth.mjs:\n%s", out)
+	if err != nil || !strings.Contains(string(out), "3 passed, 0 failed") {
+		t.Fatalf("oauth.mjs: %v", err)
+	}
+}
+
+// repoRoot is the folder holding go.mod, found upwards from the working
+// directory.
+func repoRoot(t testing.TB) string {
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the working directory")
+		}
+		dir = parent
+	}
 }
