@@ -60,6 +60,15 @@ func (c *StoreCatalogs) Catalog(ctx context.Context) (*vault.Catalog, error) {
 	}
 }
 
+// Missing reports whether the last catalog served came from no snapshot at
+// all: no indexer has saved one yet, so the catalog is empty for want of
+// indexing, not because the vault is.
+func (c *StoreCatalogs) Missing() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cat != nil && c.etag == ""
+}
+
 // revalidate runs one flight: it is detached from any one caller's context,
 // so a caller that gives up does not fail the others.
 func (c *StoreCatalogs) revalidate(ctx context.Context, f *catalogFlight) {

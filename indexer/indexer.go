@@ -70,13 +70,23 @@ type Indexer struct {
 	state atomic.Value // string
 	done  atomic.Int64
 	total atomic.Int64
+	notes atomic.Int64 // Markdown files in the last listing; -1 until listed
+
+	passMu sync.Mutex
+	pass   chan struct{} // closed when the pass running or expected ends; nil: none
+
+	// CheckpointEvery is how often a long Sync saves the catalog snapshot
+	// while it runs, so that a process stopped (or killed) mid-pass resumes
+	// where it stopped; 0: every 2 s.
+	CheckpointEvery time.Duration
 }
 
 // Status is the indexer's progress, for get_vault_info and the CLI.
 type Status struct {
-	State    string            // "starting", "indexing", "ready"
+	State    string            // "starting", "indexing", "ready", or "failed" (the last pass stopped on an error)
 	Done     int               // notes processed in the current or last pass
 	Total    int               // notes to process in it
+	Notes    int               // Markdown files in the vault's last listing; 0 until listed
 	Problems map[string]string // path -> reason (skipped or degraded files), from the Catalog
 }
 
@@ -86,7 +96,38 @@ func (ix *Indexer) Status() Status {
 	if st == "" {
 		st = "starting"
 	}
-	return Status{State: st, Done: int(ix.done.Load()), Total: int(ix.total.Load()), Problems: ix.Catalog.Problems()}
+	return Status{State: st, Done: int(ix.done.Load()), Total: int(ix.total.Load()),
+		Notes: int(max(ix.notes.Load(), 0)), Problems: ix.Catalog.Problems()}
+}
+
+// Expect announces a Sync about to start, so that Ready waits for it.
+func (ix *Indexer) Expect() {
+	ix.passMu.Lock()
+	defer ix.passMu.Unlock()
+	if ix.pass == nil {
+		ix.pass = make(chan struct{})
+	}
+}
+
+// Ready returns a channel closed when the Sync running (or announced by
+// Expect) ends, or nil when none is.
+func (ix *Indexer) Ready() <-chan struct{} {
+	ix.passMu.Lock()
+	defer ix.passMu.Unlock()
+	if ix.pass == nil {
+		return nil
+	}
+	return ix.pass
+}
+
+// endPass closes the channel Ready handed out.
+func (ix *Indexer) endPass() {
+	ix.passMu.Lock()
+	defer ix.passMu.Unlock()
+	if ix.pass != nil {
+		close(ix.pass)
+		ix.pass = nil
+	}
 }
 
 func (ix *Indexer) log() *slog.Logger {
@@ -153,18 +194,26 @@ func (ix *Indexer) Reconcile(ctx context.Context) (SyncStats, error) {
 }
 
 func (ix *Indexer) syncExclusive(ctx context.Context, progress func(done, total int)) (SyncStats, error) {
+	ix.Expect()
+	defer ix.endPass()
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	return ix.syncLocked(ctx, progress)
 }
 
-func (ix *Indexer) syncLocked(ctx context.Context, progress func(done, total int)) (SyncStats, error) {
+func (ix *Indexer) syncLocked(ctx context.Context, progress func(done, total int)) (stats SyncStats, err error) {
 	start := time.Now()
 	ix.state.Store("indexing")
-	defer ix.state.Store("ready")
+	defer func() {
+		if err != nil {
+			ix.state.Store("failed")
+		} else {
+			ix.state.Store("ready")
+		}
+	}()
 
 	var notes, atts []store.Object
-	err := ix.Store.List(ctx, "", func(o store.Object) error {
+	err = ix.Store.List(ctx, "", func(o store.Object) error {
 		if vault.IsNotePath(o.Path) {
 			notes = append(notes, o)
 		} else if !vault.IsHidden(o.Path) {
@@ -175,11 +224,12 @@ func (ix *Indexer) syncLocked(ctx context.Context, progress func(done, total int
 	if err != nil {
 		return SyncStats{}, fmt.Errorf("listing the vault: %w", err)
 	}
+	ix.notes.Store(int64(len(notes)))
 	indexed, err := ix.Text.Paths(ctx)
 	if err != nil {
 		return SyncStats{}, fmt.Errorf("reading the text index: %w", err)
 	}
-	stats := SyncStats{Notes: len(notes), Attachments: len(atts)}
+	stats = SyncStats{Notes: len(notes), Attachments: len(atts)}
 
 	var todo []store.Object
 	seen := make(map[string]bool, len(notes))
@@ -270,6 +320,48 @@ func (ix *Indexer) syncLocked(ctx context.Context, progress func(done, total int
 	return stats, nil
 }
 
+// checkpoints save the catalog snapshot now and then during a long pass:
+// what is saved is a catalog the text index already holds (a batch goes to
+// the text index first), so a process stopped at any moment, SIGKILL
+// included, resumes with every note saved as indexed and redoes at most
+// what it did since the last checkpoint.
+type checkpoints struct {
+	ix    *Indexer
+	every time.Duration
+	last  time.Time
+}
+
+func (ix *Indexer) newCheckpoints() *checkpoints {
+	every := ix.CheckpointEvery
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	return &checkpoints{ix: ix, every: every, last: time.Now()}
+}
+
+// maybe saves a checkpoint when one is due. A checkpoint never takes more
+// than a fifth of the pass: the interval grows to four times the last
+// save's duration. A conflict (another writer saved) ends checkpoints for
+// this pass: the pass's final Save merges properly.
+func (cp *checkpoints) maybe(ctx context.Context) {
+	if cp.ix.Snapshots == nil || time.Since(cp.last) < cp.every {
+		return
+	}
+	start := time.Now()
+	err := cp.ix.Snapshots.Save(ctx, cp.ix.Catalog)
+	took := time.Since(start)
+	cp.last = time.Now()
+	cp.every = max(cp.every, 4*took)
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		cp.every = time.Duration(1<<63 - 1)
+	case err != nil:
+		cp.ix.log().Debug("checkpoint of the catalog snapshot failed", "err", err)
+	default:
+		cp.ix.log().Debug("checkpoint of the catalog snapshot", "notes", cp.ix.Catalog.Len(), "took", took)
+	}
+}
+
 // parsed is one note ready to index.
 type parsed struct {
 	note vault.Note
@@ -315,11 +407,7 @@ func (ix *Indexer) indexAll(ctx context.Context, objs []store.Object, progress f
 					drop(o.Path, false)
 					continue
 				}
-				select {
-				case results <- p:
-				case <-ctx.Done():
-					return
-				}
+				results <- p // drained to the end: a parsed note is always written
 			}
 		}()
 	}
@@ -336,17 +424,24 @@ func (ix *Indexer) indexAll(ctx context.Context, objs []store.Object, progress f
 	go func() { wg.Wait(); close(results) }()
 
 	// A writer goroutine takes whole batches, so parsing goes on while
-	// SQLite writes: the two overlap instead of taking turns.
+	// SQLite writes: the two overlap instead of taking turns. It writes
+	// every note already parsed even once ctx ends (a server shutting down
+	// keeps what it did: the next start resumes after it).
+	wctx := context.WithoutCancel(ctx)
+	// Batches start small, so the first notes are searchable at once, and
+	// grow to batchSize, which SQLite writes fastest.
 	const batchSize = 256
+	next := 16
 	batches := make(chan []*parsed, 2)
 	written := make(chan error, 1)
 	go func() {
 		var werr error
+		cp := ix.newCheckpoints()
 		for batch := range batches {
 			if werr != nil {
 				continue
 			}
-			if werr = ix.write(ctx, batch); werr != nil {
+			if werr = ix.write(wctx, batch); werr != nil {
 				cancel()
 				continue
 			}
@@ -354,15 +449,17 @@ func (ix *Indexer) indexAll(ctx context.Context, objs []store.Object, progress f
 			if progress != nil {
 				progress(int(ix.done.Load()), len(objs))
 			}
+			cp.maybe(wctx)
 		}
 		written <- werr
 	}()
-	batch := make([]*parsed, 0, batchSize)
+	batch := make([]*parsed, 0, next)
 	for p := range results {
 		batch = append(batch, p)
-		if len(batch) == batchSize {
+		if len(batch) == next {
 			batches <- batch
-			batch = make([]*parsed, 0, batchSize)
+			next = min(2*next, batchSize)
+			batch = make([]*parsed, 0, next)
 		}
 	}
 	if len(batch) > 0 {
@@ -394,6 +491,12 @@ func (ix *Indexer) write(ctx context.Context, batch []*parsed) error {
 		ix.Catalog.Upsert(p.note)
 	}
 	ix.done.Add(int64(len(batch)))
+	// Unsaved work of a pass: Save writes it even if the pass never ends
+	// (a server stopped mid-pass), and a conflicting save re-syncs.
+	g := ix.gen.Add(1)
+	ix.touchMu.Lock()
+	ix.touchedAll = g
+	ix.touchMu.Unlock()
 	return nil
 }
 

@@ -72,6 +72,7 @@ func indexed(cmd *cobra.Command, cfg *config.Config) (*local.Vault, *tools.Serve
 		l.Close()
 		return nil, nil, err
 	}
+	s.MaxResponseBytes = cfg.MaxResponseBytes
 	return l, s, nil
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sheaf-dev/sheaf/shared/tools"
 	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
 )
 
@@ -75,6 +76,43 @@ func stdioSession(t testing.TB, vault string, extra ...string) *mcp.ClientSessio
 	return connect(t, &mcp.CommandTransport{Command: cmd})
 }
 
+// meteredSession starts `sheaf serve` over stdio on vault and measures the
+// frames the client receives.
+func meteredSession(t testing.TB, vault string, frames *toolstest.Frames, extra ...string) *mcp.ClientSession {
+	t.Helper()
+	args := append([]string{"serve", "--vault", vault, "--log-level", "warn"}, extra...)
+	cmd := exec.Command(bin, args...)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	return connect(t, &mcp.IOTransport{Reader: frames.Reader(stdout), Writer: stdin})
+}
+
+// meteredHTTPSession connects to endpoint, measuring response bodies.
+func meteredHTTPSession(t testing.TB, endpoint string, frames *toolstest.Frames) *mcp.ClientSession {
+	return connect(t, &mcp.StreamableClientTransport{Endpoint: endpoint, DisableStandaloneSSE: true, MaxRetries: -1, HTTPClient: frames.Client()})
+}
+
 // httpServer starts `sheaf serve --http` on a free loopback port and
 // returns the endpoint URL once /healthz answers.
 func httpServer(t testing.TB, vault string, extra ...string) string {
@@ -130,10 +168,24 @@ func httpSession(t testing.TB, endpoint string) *mcp.ClientSession {
 
 func TestConformanceStdio(t *testing.T) {
 	vault := sampleVault(t)
-	toolstest.Run(t, func(t *testing.T) *mcp.ClientSession { return stdioSession(t, vault) })
+	var frames toolstest.Frames
+	toolstest.Run(t, func(t *testing.T) *mcp.ClientSession { return meteredSession(t, vault, &frames) })
+	checkFrames(t, &frames)
 }
 
 func TestConformanceHTTP(t *testing.T) {
 	endpoint := httpServer(t, sampleVault(t))
-	toolstest.Run(t, func(t *testing.T) *mcp.ClientSession { return httpSession(t, endpoint) })
+	var frames toolstest.Frames
+	toolstest.Run(t, func(t *testing.T) *mcp.ClientSession { return meteredHTTPSession(t, endpoint, &frames) })
+	checkFrames(t, &frames)
+}
+
+// checkFrames reports the largest frame a suite received and fails when it
+// is over the default response budget (plus the JSON-RPC envelope).
+func checkFrames(t *testing.T, frames *toolstest.Frames) {
+	size, n := frames.Max()
+	t.Logf("largest of %d frames: %d bytes", n, size)
+	if size > tools.DefaultMaxResponseBytes+1024 {
+		t.Errorf("a frame of %d bytes is over the response budget of %d", size, tools.DefaultMaxResponseBytes)
+	}
 }

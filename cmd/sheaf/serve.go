@@ -45,6 +45,7 @@ function beside it.`,
 		if err != nil {
 			return err
 		}
+		s.MaxResponseBytes = cfg.MaxResponseBytes
 		srv, err := s.MCPServer(version, cfg.Profile)
 		if err != nil {
 			return err

@@ -19,6 +19,10 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/tools"
 )
 
+// lambdaMaxResponseBytes caps the response budget: a synchronous Lambda
+// response is at most 6 MB.
+const lambdaMaxResponseBytes = 4 << 20
+
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
@@ -56,6 +60,8 @@ func newHandler(ctx context.Context) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Lambda returns at most 6 MB: keep every answer well under it.
+	s.MaxResponseBytes = min(cfg.MaxResponseBytes, lambdaMaxResponseBytes)
 	srv, err := s.MCPServer(version, cfg.Profile)
 	if err != nil {
 		return nil, err

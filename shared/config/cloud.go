@@ -115,9 +115,18 @@ func OpenCloud(ctx context.Context, c *Config, log *slog.Logger) (*Cloud, error)
 		Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: snaps,
 		MaxNoteBytes: c.MaxNoteBytes, Log: log, KeyPath: st.Path, Bucket: sc.Bucket,
 	}
+	catalogs := &indexer.StoreCatalogs{Store: st}
 	v := &tools.Vault{
 		ID: id, Root: sc.URL(), Store: st, Text: boundedText{Index: text, timeout: SearchTimeout},
-		Catalogs:       &indexer.StoreCatalogs{Store: st},
+		Catalogs: catalogs,
+		// No snapshot in the bucket means no indexer has run yet: every
+		// answer says so instead of describing an empty vault.
+		Status: func() tools.IndexStatus {
+			if catalogs.Missing() {
+				return tools.IndexStatus{State: "starting"}
+			}
+			return tools.IndexStatus{State: "ready"}
+		},
 		ImmutablePaths: c.ImmutablePaths, MaxNoteBytes: c.MaxNoteBytes, MaxAttachmentBytes: c.MaxAttachmentBytes,
 		CursorKey: c.CursorKey,
 	}

@@ -9,30 +9,33 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 )
 
 // Config is everything a Sheaf process can be told.
 type Config struct {
-	Vault              string   // a folder, or s3://bucket/prefix?endpoint=...&path_style=true
-	VaultID            string   // the `vault` argument's value; default: from the folder name
-	State              string   // where derived state lives; default <vault>/.sheaf
-	HTTP               string   // listen address for streamable HTTP; "" = stdio
-	Token              string   // the single shared bearer token for HTTP (a full-scope key)
-	Keys               string   // API keys: "" the vault's .sheaf/keys.json, a file, ssm:NAME, or "none"
-	OAuthIssuer        string   // OAuth authorization server (issuer URL); "" = no OAuth
-	OAuthAudience      string   // this server's MCP URL, the audience tokens must carry
-	OAuthJWKSURL       string   // the issuer's JWKS; "" = discovered from its metadata
-	OAuthScopePrefix   string   // token scopes are <prefix>read, <prefix>write, <prefix>admin
-	AllowedOrigins     []string // extra browser origins allowed on HTTP
-	Profile            string   // tool profile: core or full
-	ImmutablePaths     []string // write-once prefixes
-	MaxAttachmentBytes int64    // read_attachment cap
-	MaxNoteBytes       int64    // largest note indexed or read
-	CursorKey          string   // HMAC key of search_and_read cursors
-	NoWatch            bool     // do not follow file changes
-	LogLevel           string   // debug, info, warn, error
+	Vault              string        // a folder, or s3://bucket/prefix?endpoint=...&path_style=true
+	VaultID            string        // the `vault` argument's value; default: from the folder name
+	State              string        // where derived state lives; default <vault>/.sheaf
+	HTTP               string        // listen address for streamable HTTP; "" = stdio
+	Token              string        // the single shared bearer token for HTTP (a full-scope key)
+	Keys               string        // API keys: "" the vault's .sheaf/keys.json, a file, ssm:NAME, or "none"
+	OAuthIssuer        string        // OAuth authorization server (issuer URL); "" = no OAuth
+	OAuthAudience      string        // this server's MCP URL, the audience tokens must carry
+	OAuthJWKSURL       string        // the issuer's JWKS; "" = discovered from its metadata
+	OAuthScopePrefix   string        // token scopes are <prefix>read, <prefix>write, <prefix>admin
+	AllowedOrigins     []string      // extra browser origins allowed on HTTP
+	Profile            string        // tool profile: core or full
+	ImmutablePaths     []string      // write-once prefixes
+	MaxAttachmentBytes int64         // read_attachment cap
+	MaxNoteBytes       int64         // largest note indexed or read
+	CursorKey          string        // HMAC key of search_and_read cursors
+	MaxResponseBytes   int           // response budget of one tool result, both copies counted
+	IndexWait          time.Duration // how long a call waits for a running index pass
+	NoWatch            bool          // do not follow file changes
+	LogLevel           string        // debug, info, warn, error
 
 	Search     string // full-text index: "embedded" (SQLite FTS5) or a Meilisearch URL
 	SearchKey  string // Meilisearch API key
@@ -67,8 +70,10 @@ func (c *Config) Flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Profile, "profile", "full", "tool profile: core (the dozen most used tools) or full")
 	fs.StringSliceVar(&c.ImmutablePaths, "immutable-paths", []string{"sources/"}, "write-once folder prefixes")
 	fs.Int64Var(&c.MaxAttachmentBytes, "max-attachment-bytes", 5<<20, "largest file read_attachment returns")
-	fs.Int64Var(&c.MaxNoteBytes, "max-note-bytes", 16<<20, "largest note indexed or read")
+	fs.Int64Var(&c.MaxNoteBytes, "max-note-bytes", 16<<20, "largest note indexed (bigger ones are listed as problems; read_note still reads them, by pages)")
 	fs.StringVar(&c.CursorKey, "cursor-key", "", "key that signs search_and_read cursors, at least 16 bytes (default: a key created once in <vault>/.sheaf/keys/)")
+	fs.IntVar(&c.MaxResponseBytes, "max-response-bytes", 1<<20, "largest tool result in serialized bytes (structuredContent and its text copy together); longer answers page (read_note, read_attachment) or are cut with partial/clipped and next_offset; at most 8 MiB (the TypeScript SDK client buffers at most 10 MiB)")
+	fs.DurationVar(&c.IndexWait, "index-wait", 5*time.Second, "how long a tool call arriving during an index pass waits for it before answering from what is indexed so far (marked partial); 0: do not wait")
 	fs.BoolVar(&c.NoWatch, "no-watch", false, "do not follow changes to the vault folder")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&c.Search, "search", "embedded", "full-text index: embedded (SQLite FTS5 under the state folder) or a Meilisearch URL (http://127.0.0.1:7700)")

@@ -15,6 +15,18 @@ const (
 	MaxPath    = 1024
 )
 
+// PathError is a path CleanPath refused; it wraps ErrPathInvalid.
+type PathError struct {
+	Path   string // as given
+	Reason string // why, e.g. `contains a ".." segment`
+}
+
+func (e *PathError) Error() string {
+	return fmt.Sprintf("%v: %q: %s", ErrPathInvalid, e.Path, e.Reason)
+}
+
+func (e *PathError) Unwrap() error { return ErrPathInvalid }
+
 // CleanPath is the single gate for every object path that comes from outside
 // (a tool argument, an event key). It returns the NFC-normalised,
 // vault-relative, slash-separated form of p, or an error wrapping
@@ -46,7 +58,7 @@ func CleanDir(p string) (string, error) {
 // clean validates p; orig is what the caller passed, quoted in errors.
 func clean(p, orig string) (string, error) {
 	bad := func(why string) (string, error) {
-		return "", fmt.Errorf("%w: %q: %s", ErrPathInvalid, orig, why)
+		return "", &PathError{Path: orig, Reason: why}
 	}
 	switch {
 	case p == "":

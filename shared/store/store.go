@@ -57,3 +57,31 @@ type Store interface {
 	// hidden folders (see List).
 	Folders(ctx context.Context, prefix string) ([]string, error)
 }
+
+// RangeReader is an optional ability of a Store: reading part of an object
+// without reading all of it.
+type RangeReader interface {
+	// GetRange returns at most n bytes of the object at path starting at
+	// byte off (fewer at its end, none from its end on) and the object's
+	// metadata, Size being the whole object's; ErrNotFound if missing.
+	GetRange(ctx context.Context, path string, off, n int64) ([]byte, Object, error)
+}
+
+// GetRange reads n bytes of path from off with s's RangeReader, or, for a
+// store without one, by reading the whole object.
+func GetRange(ctx context.Context, s Store, path string, off, n int64) ([]byte, Object, error) {
+	if off < 0 || n < 0 {
+		return nil, Object{}, errors.New("store: negative range")
+	}
+	if rr, ok := s.(RangeReader); ok {
+		return rr.GetRange(ctx, path, off, n)
+	}
+	data, obj, err := s.Get(ctx, path, 0)
+	if err != nil {
+		return nil, obj, err
+	}
+	if off >= int64(len(data)) {
+		return []byte{}, obj, nil
+	}
+	return data[off:min(int64(len(data)), off+n)], obj, nil
+}

@@ -72,6 +72,7 @@ type Faithfulness struct {
 
 // AnswerOut is answer's result.
 type AnswerOut struct {
+	Coverage
 	Answer       string        `json:"answer" jsonschema:"the model's answer, grounded in the retrieved pages only"`
 	Citations    []PageRef     `json:"citations" jsonschema:"pages the model said it used, validated against retrieved"`
 	QuotedSpans  []QuotedSpan  `json:"quotedSpans"`

@@ -27,14 +27,18 @@ type AttachmentInfo struct {
 
 type readAttachmentIn struct {
 	VaultArg
-	Path string `json:"path" jsonschema:"Vault-relative path of the file, e.g. \"assets/diagram.png\"." schema:"minLength=1"`
+	Path   string `json:"path" jsonschema:"Vault-relative path of the file, e.g. \"assets/diagram.png\"." schema:"minLength=1"`
+	Offset int64  `json:"offset,omitempty" jsonschema:"Byte offset to read from: pass the next_offset of the previous page. A file too big for one answer comes in pages whose base64 strings, concatenated, decode to the file." schema:"minimum=0"`
 }
 
 type readAttachmentOut struct {
-	Path     string `json:"path"`
-	MimeType string `json:"mimeType"`
-	Size     int64  `json:"size"`
-	Base64   string `json:"base64"`
+	Coverage
+	Path       string `json:"path"`
+	MimeType   string `json:"mimeType"`
+	Size       int64  `json:"size" jsonschema:"the whole file's size in bytes"`
+	Base64     string `json:"base64" jsonschema:"the bytes from offset, base64-encoded"`
+	Offset     int64  `json:"offset"`
+	NextOffset *int64 `json:"next_offset" jsonschema:"where the next page starts (pass it as offset), or null when this page reaches the end of the file"`
 }
 
 func (s *Server) attachmentTools() []Tool {
@@ -42,7 +46,7 @@ func (s *Server) attachmentTools() []Tool {
 		"List the non-Markdown files in the vault (images, PDFs, data) as {path, size, mimeType}: how to find out which referenced files exist. Paginated.",
 		readOnly, s.ListAttachments)
 	read := define("read_attachment", "Read an attachment",
-		"Read one non-Markdown file (image, PDF, data) as base64, after read_note shows a reference to it. Files over the server's cap are rejected to protect the context window.",
+		"Read one non-Markdown file (image, PDF, data) as base64, after read_note shows a reference to it. A file too big for one answer comes in pages (offset, next_offset); files over the server's cap are rejected to protect the context window.",
 		readOnly, s.ReadAttachment)
 	return []Tool{list, read}
 }
@@ -53,7 +57,7 @@ func (s *Server) ListAttachments(ctx context.Context, in listAttachmentsIn) (*Pa
 	if err != nil {
 		return nil, err
 	}
-	dir, err := store.CleanDir(in.Path)
+	dir, err := cleanDirArg("path", in.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -74,30 +78,44 @@ func (s *Server) ReadAttachment(ctx context.Context, in readAttachmentIn) (*read
 	if err != nil {
 		return nil, err
 	}
-	path, err := store.CleanPath(in.Path)
+	path, err := cleanArg("path", in.Path)
 	if err != nil {
 		return nil, err
 	}
 	if vault.IsHidden(path) {
-		return nil, newError(KindNoteNotFound, nil, "file not found: %s (hidden folders are not part of the vault)", path)
+		return nil, newError(KindNoteNotFound, map[string]any{"argument": "path"},
+			"No file at %q: folders whose name starts with a dot are not part of the vault.", path)
 	}
 	if vault.IsNotePath(path) {
-		return nil, newError(KindArgsInvalid, nil, "%s is a Markdown note: use read_note", path)
+		return nil, newError(KindArgsInvalid, map[string]any{"argument": "path"}, "%s is a Markdown note: read it with read_note.", path)
 	}
 	limit := v.maxAttachment()
-	data, obj, err := v.Store.Get(ctx, path, limit)
+	obj, err := v.Store.Stat(ctx, path)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return nil, newError(KindNoteNotFound, nil, "file not found: %s", path)
-	case errors.Is(err, store.ErrTooLarge):
-		fields := map[string]any{"max_bytes": limit}
-		if o, serr := v.Store.Stat(ctx, path); serr == nil {
-			fields["size"] = o.Size
-		}
-		return nil, newError(KindUnsupported, fields, "%s is larger than the %d-byte cap of read_attachment", path, limit)
+		return nil, newError(KindNoteNotFound, map[string]any{"argument": "path"},
+			"No file at %q (path): list_attachments shows the files the vault has.", path)
 	case err != nil:
 		return nil, err
+	case obj.Size > limit:
+		return nil, newError(KindUnsupported, map[string]any{"max_bytes": limit, "size": obj.Size},
+			"%s has %d bytes, over the %d-byte cap of read_attachment on this server.", path, obj.Size, limit)
+	case in.Offset > obj.Size:
+		return nil, newError(KindArgsInvalid, map[string]any{"argument": "offset", "size": obj.Size},
+			"offset %d is past the end of %s, which has %d bytes: pass an offset below its size (or 0).", in.Offset, path, obj.Size)
 	}
-	return &readAttachmentOut{Path: obj.Path, MimeType: vault.MimeTypeOf(obj.Path), Size: obj.Size,
-		Base64: base64.StdEncoding.EncodeToString(data)}, nil
+	// base64 takes 4 bytes for 3, and the text copy repeats it: a page is
+	// a multiple of 3 bytes, so the pages' base64 strings concatenate.
+	out := &readAttachmentOut{Path: obj.Path, MimeType: vault.MimeTypeOf(obj.Path), Size: obj.Size, Offset: in.Offset}
+	_, meta := render(out, 0)
+	n := max(int64(budgetOf(ctx)-meta-256)*3/8/3*3, 3)
+	data, got, err := store.GetRange(ctx, v.Store, path, in.Offset, n)
+	if err != nil {
+		return nil, err
+	}
+	out.Size, out.Base64 = got.Size, base64.StdEncoding.EncodeToString(data)
+	if end := in.Offset + int64(len(data)); end < got.Size {
+		out.NextOffset = &end
+	}
+	return out, nil
 }

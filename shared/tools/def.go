@@ -43,6 +43,9 @@ type Tool struct {
 // and decoded strictly; any mismatch is an args-invalid error. It panics on
 // a malformed declaration, so a bad schema fails at start-up, not in a call.
 func define[In, Out any](name, title, description string, h hints, fn func(ctx context.Context, in In) (*Out, error)) Tool {
+	if _, ok := any(new(Out)).(covered); !ok {
+		panic(fmt.Sprintf("tool %s: its result type must embed Coverage", name))
+	}
 	inSchema := mustSchema[In](name, "input")
 	outSchema := mustSchema[Out](name, "output")
 	resolved, err := inSchema.Resolve(nil)
@@ -68,14 +71,26 @@ func define[In, Out any](name, title, description string, h hints, fn func(ctx c
 	)
 	tool.InputSchema.Type = "" // the raw schema above is the one
 	handler := func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
+		c := callFrom(ctx)
+		if c == nil {
+			c = &call{}
+			ctx = withCall(ctx, c)
+		}
+		budget := c.budget
+		if budget <= 0 {
+			budget = DefaultMaxResponseBytes
+		}
 		defer func() {
 			// A bug must surface as the spec's internal kind, not a protocol error.
 			if r := recover(); r != nil {
 				slog.Error("tool panicked", "tool", name, "panic", r, "stack", string(debug.Stack()))
-				res = errorResult(newError(KindInternal, nil, "internal error in %s: %v (please report it)", name, r))
+				res = errorResult(newError(KindInternal, nil, "Sheaf hit an internal error in %s; please report it with this message: %v", name, r))
+			}
+			if res != nil && res.IsError {
+				res = fitError(res, budget)
 			}
 		}()
-		in, terr := decodeArgs[In](req, resolved, defaults)
+		in, terr := decodeArgs[In](req, inSchema, resolved, defaults)
 		if terr != nil {
 			return errorResult(terr), nil
 		}
@@ -87,13 +102,17 @@ func define[In, Out any](name, title, description string, h hints, fn func(ctx c
 			}
 			return errorResult(te), nil
 		}
-		return structuredResult(out)
+		if ix := c.indexed(); ix != nil {
+			cov := any(out).(covered).coverage()
+			cov.Partial, cov.Indexing = true, ix
+		}
+		return fitResult(name, out, budget), nil
 	}
 	return Tool{Tool: tool, Handler: handler, Profile: "full"}
 }
 
 // decodeArgs validates the raw arguments and decodes them into In.
-func decodeArgs[In any](req mcp.CallToolRequest, rs *jsonschema.Resolved, defaults map[string]json.RawMessage) (In, *Error) {
+func decodeArgs[In any](req mcp.CallToolRequest, schema *jsonschema.Schema, rs *jsonschema.Resolved, defaults map[string]json.RawMessage) (In, *Error) {
 	var in In
 	raw := []byte(req.Params.RawArguments)
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
@@ -104,14 +123,14 @@ func decodeArgs[In any](req mcp.CallToolRequest, rs *jsonschema.Resolved, defaul
 	}
 	var generic any
 	if err := json.Unmarshal(raw, &generic); err != nil {
-		return in, newError(KindArgsInvalid, nil, "arguments are not valid JSON: %v", err)
+		return in, newError(KindArgsInvalid, nil, "The arguments are not valid JSON (%v): send one JSON object.", err)
 	}
 	obj, ok := generic.(map[string]any)
 	if !ok {
-		return in, newError(KindArgsInvalid, nil, "arguments must be a JSON object")
+		return in, newError(KindArgsInvalid, nil, "The arguments must be one JSON object, like {\"path\": \"Note.md\"}.")
 	}
 	if err := rs.Validate(obj); err != nil {
-		return in, newError(KindArgsInvalid, nil, "%s", cleanValidation(err))
+		return in, newError(KindArgsInvalid, nil, "%s", explainArgs(schema, obj, err))
 	}
 	for k, v := range defaults {
 		if _, set := obj[k]; !set {
@@ -124,16 +143,9 @@ func decodeArgs[In any](req mcp.CallToolRequest, rs *jsonschema.Resolved, defaul
 	dec := json.NewDecoder(bytes.NewReader(filled))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return in, newError(KindArgsInvalid, nil, "arguments do not match the schema: %v", err)
+		return in, newError(KindArgsInvalid, nil, "The arguments do not fit this tool's input schema: %s.", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return in, nil
-}
-
-// cleanValidation shortens jsonschema's error text to what a model needs.
-func cleanValidation(err error) string {
-	msg := err.Error()
-	msg = strings.TrimPrefix(msg, "validating root: ")
-	return "invalid arguments: " + msg
 }
 
 // structuredResult returns out as structuredContent plus the same JSON as text.

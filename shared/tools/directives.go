@@ -72,6 +72,7 @@ type LeaseInfo struct {
 }
 
 type awaitDirectivesOut struct {
+	Coverage
 	Cursor           int64           `json:"cursor" jsonschema:"pass it back on the next call"`
 	TimedOut         bool            `json:"timedOut"`
 	Directives       []DirectiveItem `json:"directives"`
@@ -114,7 +115,7 @@ func (s *Server) PendingDirectives(ctx context.Context, in pendingDirectivesIn) 
 // ".md" that names no note is note-not-found; otherwise it scopes to a note
 // that may yet appear.
 func directiveScope(cat *vault.Catalog, p string, mustExist bool) (func(string) bool, error) {
-	dir, err := store.CleanDir(p)
+	dir, err := cleanDirArg("path", p)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +127,7 @@ func directiveScope(cat *vault.Catalog, p string, mustExist bool) (func(string) 
 	}
 	if strings.EqualFold(path.Ext(dir), ".md") {
 		if mustExist {
-			return nil, newError(KindNoteNotFound, nil, "note not found: %s", dir)
+			return nil, noNote("path", dir)
 		}
 		return func(q string) bool { return q == dir }, nil
 	}

@@ -50,6 +50,7 @@ type EvalLineError struct {
 
 // EvalOut is eval's result.
 type EvalOut struct {
+	Coverage
 	K                int             `json:"k"`
 	Mode             string          `json:"mode" jsonschema:"the retrieval lane scored"`
 	Count            int             `json:"count" jsonschema:"questions scored"`
@@ -192,8 +193,9 @@ func parseQuestion(line []byte, cat *vault.Catalog) (evalCase, error) {
 	c := evalCase{Question: strings.TrimSpace(*raw.Question)}
 	for _, e := range raw.Expected {
 		p, err := store.CleanPath(e)
-		if err != nil {
-			return evalCase{}, fmt.Errorf("expected path %q: %v", e, err)
+		var pe *store.PathError
+		if errors.As(err, &pe) {
+			return evalCase{}, fmt.Errorf("expected path %q %s", e, humanReason(pe.Reason))
 		}
 		if !vault.IsNotePath(p) {
 			if _, ok := cat.Note(p + ".md"); ok {

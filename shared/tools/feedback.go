@@ -26,6 +26,7 @@ type feedbackIn struct {
 }
 
 type feedbackOut struct {
+	Coverage
 	Recorded bool   `json:"recorded"`
 	ChunkID  string `json:"chunk_id"`
 }

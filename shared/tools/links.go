@@ -3,32 +3,33 @@ package tools
 import (
 	"context"
 
-	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
 // catalogNote finds a note in the catalog by a path argument, mapping
 // failures to path-invalid, not-markdown or note-not-found.
 func catalogNote(cat *vault.Catalog, raw string) (vault.Note, error) {
-	path, err := store.CleanPath(raw)
+	path, err := cleanArg("path", raw)
 	if err != nil {
 		return vault.Note{}, err
 	}
 	if vault.IsHidden(path) {
-		return vault.Note{}, newError(KindNoteNotFound, nil, "note not found: %s (hidden folders are not part of the vault)", path)
+		return vault.Note{}, newError(KindNoteNotFound, map[string]any{"argument": "path"},
+			"No note at %q: folders whose name starts with a dot are not part of the vault.", path)
 	}
 	if !vault.IsNotePath(path) {
 		if n, ok := cat.Note(path + ".md"); ok {
 			return n, nil
 		}
 		if _, ok := cat.Attachment(path); ok {
-			return vault.Note{}, newError(KindNotMarkdown, nil, "%s is not a Markdown note", path)
+			return vault.Note{}, newError(KindNotMarkdown, map[string]any{"argument": "path"},
+				"%s is a file, not a Markdown note: this tool works on notes (read_attachment reads files).", path)
 		}
-		return vault.Note{}, newError(KindNoteNotFound, nil, "note not found: %s", path)
+		return vault.Note{}, noNote("path", raw)
 	}
 	n, ok := cat.Note(path)
 	if !ok {
-		return vault.Note{}, newError(KindNoteNotFound, nil, "note not found: %s", path)
+		return vault.Note{}, noNote("path", raw)
 	}
 	return n, nil
 }
@@ -69,6 +70,7 @@ type GraphEdge struct {
 }
 
 type linkGraphOut struct {
+	Coverage
 	Center string      `json:"center"`
 	Depth  int         `json:"depth"`
 	Nodes  []GraphNode `json:"nodes"`

@@ -260,6 +260,7 @@ type Examined struct {
 
 // LintSemanticOut is lint_semantic's result.
 type LintSemanticOut struct {
+	Coverage
 	Findings []SemanticFinding `json:"findings"`
 	Examined Examined          `json:"examined"`
 	Dropped  int               `json:"dropped" jsonschema:"model findings rejected by validation (unknown kind, no valid path, a concept page that already exists, ...)"`
@@ -290,6 +291,7 @@ type TagSuggestion struct {
 
 // SuggestTagsOut is suggest_tags' result.
 type SuggestTagsOut struct {
+	Coverage
 	Items    []TagSuggestion `json:"items"`
 	Flagged  int             `json:"flagged" jsonschema:"notes lint flags untagged-note or missing-required-tag"`
 	Examined int             `json:"examined" jsonschema:"flagged notes shown to the model in this call"`

@@ -27,6 +27,7 @@ type LintIn struct {
 // LintOut is lint's result: one page of findings, the total, and the
 // number of findings of each rule (over all pages).
 type LintOut struct {
+	Coverage
 	Items  []vault.Finding `json:"items" jsonschema:"findings sorted by rule, path, line; severity is error, warning or info"`
 	Total  int             `json:"total"`
 	Offset int             `json:"offset"`
@@ -41,6 +42,7 @@ type HealthIn struct {
 
 // HealthOut is the wiki-health score and its parts.
 type HealthOut struct {
+	Coverage
 	Score           int     `json:"score" jsonschema:"0-100: round(100 * mean(linkHealth, lintCleanliness, tagCoverage))"`
 	NoteCount       int     `json:"noteCount"`
 	LinkHealth      float64 `json:"linkHealth" jsonschema:"1 - orphans/noteCount"`
@@ -58,6 +60,7 @@ type recentActivityIn struct {
 }
 
 type recentActivityOut struct {
+	Coverage
 	Entries           []vault.LedgerEntry `json:"entries" jsonschema:"newest first; for one day, later lines first"`
 	Total             int                 `json:"total" jsonschema:"entries matching since and op, before limit"`
 	SkippedLines      int                 `json:"skippedLines" jsonschema:"non-blank log.md lines that are not entries (headings aside)"`

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -102,7 +103,7 @@ func TestWikiHealth(t *testing.T) {
 	// [[Missing]]; tagged: index, A, B.
 	want := HealthOut{NoteCount: 8, Orphans: 5, LintWarnings: 6, LinkHealth: 1 - 5.0/8, LintCleanliness: 1 - 6.0/8, TagCoverage: 3.0 / 8}
 	want.Score = 33 // round(100 * (0.375 + 0.25 + 0.375) / 3)
-	if *h != want {
+	if !reflect.DeepEqual(*h, want) {
 		t.Errorf("health %+v, want %+v", *h, want)
 	}
 

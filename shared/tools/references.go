@@ -49,6 +49,7 @@ type Reference struct {
 }
 
 type findReferencesOut struct {
+	Coverage
 	Counts     []RefCount  `json:"counts"`
 	References []Reference `json:"references"`
 	Offset     int         `json:"offset" jsonschema:"How many references were skipped before this page."`
@@ -101,12 +102,13 @@ func (s *Server) FindReferences(ctx context.Context, in findReferencesIn) (*find
 
 // referenceTarget finds the note or attachment a path argument names.
 func referenceTarget(cat *vault.Catalog, raw string) (string, error) {
-	p, err := store.CleanPath(raw)
+	p, err := cleanArg("path", raw)
 	if err != nil {
 		return "", err
 	}
 	if vault.IsHidden(p) {
-		return "", newError(KindNoteNotFound, nil, "note not found: %s (hidden folders are not part of the vault)", p)
+		return "", newError(KindNoteNotFound, map[string]any{"argument": "path"},
+			"No note at %q: folders whose name starts with a dot are not part of the vault.", p)
 	}
 	if vault.IsNotePath(p) {
 		if n, ok := cat.Note(p); ok {
@@ -118,7 +120,7 @@ func referenceTarget(cat *vault.Catalog, raw string) (string, error) {
 	if a, ok := cat.Attachment(p); ok {
 		return a.Path, nil
 	}
-	return "", newError(KindNoteNotFound, nil, "note not found: %s", p)
+	return "", noNote("path", raw)
 }
 
 // refHit is one line that mentions value number value in files[file].

@@ -155,6 +155,7 @@ type relationEdges struct {
 }
 
 type noteRelationsOut struct {
+	Coverage
 	ID         string              `json:"id,omitempty"`
 	Path       string              `json:"path"`
 	Included   []string            `json:"included"`

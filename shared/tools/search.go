@@ -38,6 +38,7 @@ type SearchHit struct {
 }
 
 type SearchResult struct {
+	Coverage
 	Items  []SearchHit `json:"items"`
 	Total  int         `json:"total"`
 	Offset int         `json:"offset"`

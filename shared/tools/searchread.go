@@ -67,6 +67,7 @@ type ItemError struct {
 }
 
 type searchAndReadOut struct {
+	Coverage
 	Vault      string      `json:"vault"`
 	Mode       string      `json:"mode" schema:"enum=note|section"`
 	Notes      []ReadItem  `json:"notes"`
@@ -316,8 +317,9 @@ func ParseChunkID(id string) (path string, ordinal int, err error) {
 		return "", 0, fmt.Errorf("chunk_id %q: the ordinal after \"#p\" must be a number", id)
 	}
 	path, err = store.CleanPath(id[:i])
-	if err != nil {
-		return "", 0, fmt.Errorf("chunk_id %q: %w", id, err)
+	var pe *store.PathError
+	if errors.As(err, &pe) {
+		return "", 0, fmt.Errorf("chunk_id %q: its path %s", id, humanReason(pe.Reason))
 	}
 	if !vault.IsNotePath(path) {
 		return "", 0, fmt.Errorf("chunk_id %q: %s is not a note path", id, path)

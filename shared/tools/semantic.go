@@ -76,6 +76,7 @@ type SemanticSearchIn struct {
 
 // SemanticResult is semantic_search's and related_notes' page.
 type SemanticResult struct {
+	Coverage
 	Items  []SearchHit `json:"items"`
 	Total  int         `json:"total" jsonschema:"how many notes are returned (ranking has no natural end)"`
 	Offset int         `json:"offset"`
@@ -107,6 +108,7 @@ type DuplicatePair struct {
 
 // DuplicatesOut is find_duplicates' page of pairs.
 type DuplicatesOut struct {
+	Coverage
 	Items  []DuplicatePair `json:"items" jsonschema:"highest similarity first"`
 	Total  int             `json:"total" jsonschema:"pairs at or above the threshold"`
 	Offset int             `json:"offset"`
@@ -131,6 +133,7 @@ type Topic struct {
 
 // TopicMapOut is topic_map's result.
 type TopicMapOut struct {
+	Coverage
 	Clusters    []Topic `json:"clusters" jsonschema:"largest first"`
 	MissingHubs []Topic `json:"missingHubs" jsonschema:"the clusters without a hub: create an index note named from sharedTags and link the notes in"`
 	Total       int     `json:"total" jsonschema:"clusters of at least min_size, before limit"`
@@ -143,6 +146,7 @@ type ReindexIn struct {
 
 // ReindexOut is what reindex_embeddings (re)embedded.
 type ReindexOut struct {
+	Coverage
 	Notes    int `json:"notes" jsonschema:"notes (re)embedded"`
 	Passages int `json:"passages" jsonschema:"passages sent to the embeddings provider (unchanged passages are reused)"`
 }

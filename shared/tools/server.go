@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sheaf-dev/sheaf/shared/auth"
@@ -38,9 +39,10 @@ func (l LiveCatalog) Catalog(context.Context) (*vault.Catalog, error) { return l
 
 // IndexStatus is the indexer's progress as get_vault_info reports it.
 type IndexStatus struct {
-	State    string            // "starting", "indexing", "ready"
-	Done     int               //
-	Total    int               //
+	State    string            // "starting", "indexing", "ready" (or "failed": the last pass stopped on an error)
+	Done     int               // notes processed in the current or last pass
+	Total    int               // notes that pass processes
+	Notes    int               // Markdown files in the vault's listing; 0 until listed
 	Problems map[string]string // path -> why it is skipped or degraded
 }
 
@@ -65,6 +67,12 @@ type Vault struct {
 	Text     textindex.Index
 	Catalogs Catalogs
 	Status   func() IndexStatus // nil: always ready
+	// Ready returns a channel closed when the current index pass is done,
+	// or nil when none runs. A call that needs the index waits up to
+	// IndexWait for it (0: DefaultIndexWait; negative: not at all), then
+	// answers from what is indexed, marked partial.
+	Ready     func() <-chan struct{}
+	IndexWait time.Duration
 
 	// Semantic retrieval; all nil when no embeddings provider is set up.
 	Embedder   embed.Embedder
@@ -82,6 +90,7 @@ type Vault struct {
 	CursorKey          string   // HMAC key of search_and_read cursors; "": the key stored in the vault, created once
 
 	refs    refCache                     // find_references' folded note texts
+	hashes  fileHashes                   // SHA-256 of notes read by pages
 	cursors atomic.Pointer[auth.Cursors] // the cursor signer, loaded on first use
 	// MaxWait caps how long await_directives blocks, for platforms with a
 	// request limit (25 s behind API Gateway); 0: 55 s.
@@ -108,6 +117,10 @@ type Server struct {
 	order   []string
 	now     func() time.Time
 	limiter *auth.Limiter // paid AI tools: PaidCallsPerMinute per identity
+
+	// MaxResponseBytes is the response budget of every tool result (see
+	// DefaultMaxResponseBytes, the default when 0).
+	MaxResponseBytes int
 }
 
 // NewServer serves the given vaults; ids must be unique.
@@ -154,9 +167,15 @@ func (s *Server) open(ctx context.Context, a VaultArg) (*Vault, *vault.Catalog, 
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := v.awaitIndex(ctx); err != nil {
+		return nil, nil, err
+	}
 	c, err := v.Catalogs.Catalog(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("loading the catalog of %s: %w", v.ID, err)
+		return nil, nil, fmt.Errorf("loading the catalog of vault %s: %w", v.ID, err)
+	}
+	if st := v.status(); st.State != "ready" {
+		callFrom(ctx).noteIndexing(&Indexing{State: st.State, Indexed: st.Done, Total: st.Total, Notes: st.Notes})
 	}
 	return v, c, nil
 }
@@ -178,7 +197,22 @@ func (s *Server) Tools() []Tool {
 	ts = append(ts, s.agentTools()...)
 	ts = append(ts, s.semanticTools()...)
 	sort.Slice(ts, func(i, j int) bool { return ts[i].Tool.Name < ts[j].Tool.Name })
-	return s.limitPaid(ts) // the rate limit of paid tools, over every tool registered above
+	ts = s.limitPaid(ts) // the rate limit of paid tools, over every tool registered above
+	for i, t := range ts {
+		next := t.Handler
+		ts[i].Handler = func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return next(withCall(ctx, &call{budget: s.budget()}), req)
+		}
+	}
+	return ts
+}
+
+// budget is the response budget of one result.
+func (s *Server) budget() int {
+	if s.MaxResponseBytes > 0 {
+		return min(s.MaxResponseBytes, MaxResponseBytesLimit)
+	}
+	return DefaultMaxResponseBytes
 }
 
 // coreTools are the dozen most used tools, the "core" profile.

@@ -3,8 +3,6 @@ package tools
 import (
 	"context"
 	"strings"
-
-	"github.com/sheaf-dev/sheaf/shared/store"
 )
 
 type listTagsIn struct {
@@ -31,6 +29,7 @@ type listFoldersIn struct {
 }
 
 type listFoldersOut struct {
+	Coverage
 	Folders []string `json:"folders" jsonschema:"vault-relative folder paths, empty folders included, hidden ones excluded"`
 	Total   int      `json:"total"`
 }
@@ -83,7 +82,7 @@ func (s *Server) ListFolders(ctx context.Context, in listFoldersIn) (*listFolder
 	if err != nil {
 		return nil, err
 	}
-	dir, err := store.CleanDir(in.Path)
+	dir, err := cleanDirArg("path", in.Path)
 	if err != nil {
 		return nil, err
 	}

@@ -69,6 +69,7 @@ type probeIn struct {
 }
 
 type probeOut struct {
+	Coverage
 	Got probeIn `json:"got"`
 }
 

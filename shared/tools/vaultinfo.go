@@ -41,9 +41,10 @@ type Problem struct {
 }
 
 type vaultInfoOut struct {
+	Coverage
 	Vault           string       `json:"vault"`
 	Root            string       `json:"root"`
-	NoteCount       int          `json:"noteCount"`
+	NoteCount       int          `json:"noteCount" jsonschema:"notes in the vault (while the first index pass runs: the Markdown files of its listing)"`
 	AttachmentCount int          `json:"attachmentCount"`
 	IndexedAt       string       `json:"indexedAt,omitempty"`
 	AgentsFile      *string      `json:"agentsFile" jsonschema:"the vault's AGENTS.md brief, or null"`
@@ -110,11 +111,12 @@ func (s *Server) VaultInfo(ctx context.Context, in vaultInfoIn) (*vaultInfoOut, 
 			out.Liveness.LastLogDate = max(out.Liveness.LastLogDate, e.Date)
 		}
 	}
-	st := IndexStatus{State: "ready"}
-	if v.Status != nil {
-		st = v.Status()
-	}
+	st := v.status()
 	out.Liveness.Indexing, out.Liveness.IndexedNotes, out.Liveness.NotesToIndex = st.State, st.Done, st.Total
+	if st.State != "ready" && st.Notes > 0 {
+		// The listing is true before the index is: count from it.
+		out.NoteCount = st.Notes
+	}
 	// The catalog carries the problems the indexer recorded (in the cloud,
 	// through its snapshot); a live indexer's own report wins per path.
 	probs := cat.Problems()

@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/sheaf-dev/sheaf/indexer"
 	"github.com/sheaf-dev/sheaf/shared/config"
@@ -37,6 +39,9 @@ type Vault struct {
 	Embeddings *indexer.Embeddings
 	text       *embedded.Index
 	vectors    vectors.Index // nil without embeddings
+
+	stop context.CancelFunc // ends what Start started; nil before Start
+	bg   sync.WaitGroup     // what Start started
 }
 
 // Open opens (or creates) the derived state of the vault folder c.Vault. It
@@ -88,8 +93,9 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, erro
 		ID: id, Root: root, Store: st, Text: text, Catalogs: tools.LiveCatalog{C: cat},
 		Status: func() tools.IndexStatus {
 			s := ix.Status()
-			return tools.IndexStatus{State: s.State, Done: s.Done, Total: s.Total, Problems: s.Problems}
+			return tools.IndexStatus{State: s.State, Done: s.Done, Total: s.Total, Notes: s.Notes, Problems: s.Problems}
 		},
+		Ready: ix.Ready, IndexWait: indexWait(c.IndexWait),
 		ImmutablePaths: c.ImmutablePaths, MaxNoteBytes: c.MaxNoteBytes, MaxAttachmentBytes: c.MaxAttachmentBytes,
 		CursorKey: c.CursorKey, LLM: chat, Reranker: rr,
 	}
@@ -138,16 +144,23 @@ func openVectors(ctx context.Context, c *config.Config, state, vaultID string, l
 }
 
 // Start reconciles the vault in the background and then, unless noWatch,
-// follows changes until ctx ends. It returns at once.
+// follows changes until ctx ends or Close is called. It returns at once;
+// calls that need the index wait for this first pass (tools.Vault.Ready).
 func (l *Vault) Start(ctx context.Context, noWatch bool) {
+	ctx, l.stop = context.WithCancel(ctx)
+	l.Indexer.Expect()
+	l.bg.Add(1)
 	go func() {
+		defer l.bg.Done()
 		if _, err := l.Indexer.Sync(ctx, nil); err != nil && ctx.Err() == nil {
 			l.Indexer.Log.Error("indexing the vault", "err", err)
 		}
-		if l.Embeddings != nil {
+		if l.Embeddings != nil && ctx.Err() == nil {
 			// Embed now so that the first semantic call is fast; semantic
 			// calls meanwhile wait for this pass rather than start another.
+			l.bg.Add(1)
 			go func() {
+				defer l.bg.Done()
 				if n, p, err := l.Embeddings.Refresh(ctx, l.Indexer.Catalog); err != nil && ctx.Err() == nil {
 					l.Indexer.Log.Warn("embedding the vault; semantic calls will retry", "err", err)
 				} else if n > 0 {
@@ -158,20 +171,35 @@ func (l *Vault) Start(ctx context.Context, noWatch bool) {
 		if noWatch || ctx.Err() != nil {
 			return
 		}
-		if err := l.Indexer.Watch(ctx, l.Root); err != nil {
+		if err := l.Indexer.Watch(ctx, l.Root); err != nil && ctx.Err() == nil {
 			l.Indexer.Log.Error("watching the vault", "err", err)
 		}
 	}()
 }
 
-// Close saves the catalog and closes the indexes.
+// Close stops what Start started (an index pass stops after the batch it is
+// writing), saves the catalog, so that the next start resumes where this
+// one stopped, and closes the indexes.
 func (l *Vault) Close() error {
+	if l.stop != nil {
+		l.stop()
+		l.bg.Wait()
+	}
 	serr := l.Indexer.Save(context.Background())
 	var verr error
 	if l.vectors != nil {
 		verr = l.vectors.Close() // the embedded index flushes on Close
 	}
 	return errors.Join(serr, l.text.Close(), verr)
+}
+
+// indexWait maps the --index-wait setting (0: do not wait) to the tools'
+// (0: the default, negative: do not wait).
+func indexWait(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }
 
 // stateDir picks where derived state lives: the flag, else <vault>/.sheaf,

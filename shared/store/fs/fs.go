@@ -149,6 +149,45 @@ func (s *Store) Get(ctx context.Context, path string, max int64) ([]byte, store.
 	return data, object(p, fi), nil
 }
 
+// GetRange implements store.RangeReader with one positioned read.
+func (s *Store) GetRange(ctx context.Context, path string, off, n int64) ([]byte, store.Object, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, store.Object{}, err
+	}
+	p, err := store.CleanPath(path)
+	if err != nil {
+		return nil, store.Object{}, err
+	}
+	if off < 0 || n < 0 {
+		return nil, store.Object{}, fmt.Errorf("fs: get %q: negative range", p)
+	}
+	disk, _, err := s.statFile(p)
+	if err != nil {
+		return nil, store.Object{}, s.wrap("get", p, err)
+	}
+	f, err := s.root.Open(disk)
+	if err != nil {
+		return nil, store.Object{}, s.wrap("get", p, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, store.Object{}, s.wrap("get", p, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, store.Object{}, s.wrap("get", p, os.ErrNotExist)
+	}
+	if off >= fi.Size() {
+		return []byte{}, object(p, fi), nil
+	}
+	buf := make([]byte, min(n, fi.Size()-off))
+	m, err := f.ReadAt(buf, off)
+	if err != nil && err != io.EOF {
+		return nil, store.Object{}, s.wrap("get", p, err)
+	}
+	return buf[:m], object(p, fi), nil
+}
+
 // Put writes data to path atomically (temporary file, fsync, rename),
 // creating parent folders. The data is written before the lock is taken;
 // only the conditions and the rename are serialised.
@@ -507,9 +546,9 @@ func (s *Store) wrap(op, p string, err error) error {
 	case isNotExist(err):
 		return fmt.Errorf("fs: %s %q: %w", op, p, store.ErrNotFound)
 	case s.escape != nil && errors.Is(err, s.escape):
-		return fmt.Errorf("fs: %s %q: leads outside the vault: %w", op, p, store.ErrPathInvalid)
+		return &store.PathError{Path: p, Reason: "leads outside the vault through a symbolic link"}
 	case errors.Is(err, syscall.ELOOP):
-		return fmt.Errorf("fs: %s %q: symlink loop: %w", op, p, store.ErrPathInvalid)
+		return &store.PathError{Path: p, Reason: "goes through a loop of symbolic links"}
 	}
 	return fmt.Errorf("fs: %s %q: %w", op, p, err)
 }

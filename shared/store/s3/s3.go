@@ -211,6 +211,73 @@ func (s *Store) get(ctx context.Context, key, p string, max int64) ([]byte, stor
 	}, nil
 }
 
+// GetRange implements store.RangeReader with one ranged GET.
+func (s *Store) GetRange(ctx context.Context, path string, off, n int64) ([]byte, store.Object, error) {
+	p, err := clean(ctx, path)
+	if err != nil {
+		return nil, store.Object{}, err
+	}
+	if off < 0 || n < 0 {
+		return nil, store.Object{}, fmt.Errorf("s3: get %q: negative range", p)
+	}
+	var (
+		data []byte
+		obj  store.Object
+	)
+	err = s.withKey(ctx, p, func(key string) (err error) {
+		data, obj, err = s.getRange(ctx, key, p, off, n)
+		return err
+	})
+	return data, obj, err
+}
+
+func (s *Store) getRange(ctx context.Context, key, p string, off, n int64) ([]byte, store.Object, error) {
+	if n == 0 {
+		obj, err := s.head(ctx, key, p)
+		return []byte{}, obj, err
+	}
+	in := &s3.GetObjectInput{Bucket: &s.bucket, Key: &key,
+		Range: aws.String("bytes=" + strconv.FormatInt(off, 10) + "-" + strconv.FormatInt(off+n-1, 10))}
+	out, err := s.client.GetObject(ctx, in)
+	if err != nil && status(err) == http.StatusRequestedRangeNotSatisfiable {
+		// At or past the end (or an empty object): nothing to read.
+		obj, herr := s.head(ctx, key, p)
+		return []byte{}, obj, herr
+	}
+	if err != nil {
+		return nil, store.Object{}, s.wrap(ctx, "get", p, err)
+	}
+	defer out.Body.Close()
+	size := aws.ToInt64(out.ContentLength)
+	total, ranged := rangeTotal(aws.ToString(out.ContentRange))
+	if !ranged {
+		// The server ignored the range and sent it all.
+		total = size
+	}
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(io.LimitReader(out.Body, max(size, 0)+1)); err != nil {
+		return nil, store.Object{}, s.wrap(ctx, "get", p, err)
+	}
+	data := buf.Bytes()
+	if !ranged {
+		if off >= int64(len(data)) {
+			data = nil
+		} else {
+			data = data[off:min(int64(len(data)), off+n)]
+		}
+	}
+	if int64(len(data)) > n {
+		return nil, store.Object{}, fmt.Errorf("s3: get %q: asked for %d bytes, got %d", p, n, len(data))
+	}
+	return append([]byte{}, data...), store.Object{
+		Path:     p,
+		Size:     total,
+		Modified: modified(out.LastModified),
+		ETag:     etag(out.ETag),
+		Version:  aws.ToString(out.VersionId),
+	}, nil
+}
+
 // rangeTotal returns the complete length from a Content-Range header such
 // as "bytes 0-99/1234".
 func rangeTotal(cr string) (int64, bool) {

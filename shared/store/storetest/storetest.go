@@ -38,6 +38,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ListStops", testListStops},
 		{"NotFound", testNotFound},
 		{"GetMax", testGetMax},
+		{"GetRange", testGetRange},
 		{"ConditionalPut", testConditionalPut},
 		{"ConcurrentCAS", testConcurrentCAS},
 		{"ETagChanges", testETagChanges},
@@ -323,6 +324,34 @@ func testGetMax(t *testing.T, s store.Store) {
 			t.Errorf("Get(max=%d) returned %d bytes with ErrTooLarge", max, len(got))
 		}
 	}
+}
+
+func testGetRange(t *testing.T, s store.Store) {
+	if _, ok := s.(store.RangeReader); !ok {
+		t.Skip("no RangeReader")
+	}
+	data := bytes.Repeat([]byte("0123456789"), 10)
+	obj := put(t, s, "ranged/Café.md", data)
+	put(t, s, "empty.md", nil)
+	for _, r := range []struct{ off, n int64 }{{0, 10}, {5, 20}, {95, 10}, {99, 1}, {100, 5}, {150, 5}, {0, 1000}, {42, 0}} {
+		got, gobj, err := store.GetRange(t.Context(), s, "ranged/Café.md", r.off, r.n)
+		if err != nil {
+			t.Errorf("GetRange(%d, %d): %v", r.off, r.n, err)
+			continue
+		}
+		want := data[min(r.off, 100):min(r.off+r.n, 100)]
+		if !bytes.Equal(got, want) {
+			t.Errorf("GetRange(%d, %d) = %q, want %q", r.off, r.n, got, want)
+		}
+		sameObject(t, fmt.Sprintf("GetRange(%d, %d)", r.off, r.n), gobj, obj)
+	}
+	if got, gobj, err := store.GetRange(t.Context(), s, "empty.md", 0, 10); err != nil || len(got) != 0 || gobj.Size != 0 {
+		t.Errorf("GetRange of an empty object = %q, %+v, %v", got, gobj, err)
+	}
+	_, _, err := store.GetRange(t.Context(), s, "missing.md", 0, 10)
+	wantErr(t, "GetRange(missing)", err, store.ErrNotFound)
+	_, _, err = store.GetRange(t.Context(), s, "../x.md", 0, 10)
+	wantErr(t, "GetRange(../x.md)", err, store.ErrPathInvalid)
 }
 
 func testConditionalPut(t *testing.T, s store.Store) {

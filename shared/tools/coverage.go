@@ -1,0 +1,117 @@
+package tools
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Coverage is embedded in every tool result. It says when an answer is not
+// the whole truth and why, so no tool ever answers from an incomplete index,
+// or with a cut list, as if it were complete. All its fields are absent from
+// a complete answer.
+type Coverage struct {
+	Partial  bool      `json:"partial,omitempty" jsonschema:"true when this answer is incomplete: indexing and/or clipped say why"`
+	Indexing *Indexing `json:"indexing,omitempty" jsonschema:"the vault's index pass was still running: the answer covers only the notes indexed so far; ask again when it is done"`
+	Clipped  []Clipped `json:"clipped,omitempty" jsonschema:"the response budget cut these lists of this answer: page on (next_offset) or narrow the request"`
+}
+
+// Indexing is the progress of the index pass an answer came from.
+type Indexing struct {
+	State   string `json:"state" jsonschema:"starting or indexing"`
+	Indexed int    `json:"indexed" jsonschema:"notes indexed so far in this pass"`
+	Total   int    `json:"total" jsonschema:"notes this pass indexes (0 while the vault is being listed)"`
+	Notes   int    `json:"notes,omitempty" jsonschema:"Markdown files in the vault, from its listing"`
+}
+
+// Clipped says which list the response budget cut, and where to go on.
+type Clipped struct {
+	Field      string `json:"field" jsonschema:"the list that was cut, e.g. items"`
+	Kept       int    `json:"kept" jsonschema:"entries returned"`
+	Of         int    `json:"of" jsonschema:"entries the list had before the cut"`
+	NextOffset *int   `json:"next_offset,omitempty" jsonschema:"pass it as offset to get the entries that were cut"`
+	MaxBytes   int    `json:"max_bytes" jsonschema:"the response budget, serialized bytes of the whole result"`
+}
+
+// coverage gives define access to the embedded Coverage of any result.
+func (c *Coverage) coverage() *Coverage { return c }
+
+type covered interface{ coverage() *Coverage }
+
+// call is what the core knows about one tool call while it runs: the
+// response budget, and the index state of the vaults the call read.
+type call struct {
+	budget int
+
+	mu       sync.Mutex
+	indexing *Indexing
+}
+
+type callKey struct{}
+
+func withCall(ctx context.Context, c *call) context.Context {
+	return context.WithValue(ctx, callKey{}, c)
+}
+
+func callFrom(ctx context.Context) *call {
+	c, _ := ctx.Value(callKey{}).(*call)
+	return c
+}
+
+// noteIndexing records that the call read an index whose pass had not
+// finished.
+func (c *call) noteIndexing(ix *Indexing) {
+	if c == nil || ix == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.indexing == nil {
+		c.indexing = ix
+	}
+}
+
+// indexed is the index state the call's answer came from, nil when every
+// index it read was complete.
+func (c *call) indexed() *Indexing {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.indexing
+}
+
+// DefaultIndexWait is how long a call that arrives during an index pass
+// waits for it before answering from what is indexed so far.
+const DefaultIndexWait = 5 * time.Second
+
+// awaitIndex waits, up to the vault's IndexWait, for the vault's current
+// index pass; open then marks the call partial if it is still running.
+func (v *Vault) awaitIndex(ctx context.Context) error {
+	if v.Ready == nil || v.IndexWait < 0 {
+		return nil
+	}
+	ready := v.Ready()
+	if ready == nil {
+		return nil
+	}
+	wait := v.IndexWait
+	if wait == 0 {
+		wait = DefaultIndexWait
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ready:
+	case <-t.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+// status is the vault's index status; a vault without an indexer is ready.
+func (v *Vault) status() IndexStatus {
+	if v.Status == nil {
+		return IndexStatus{State: "ready"}
+	}
+	return v.Status()
+}

@@ -1,0 +1,79 @@
+package toolstest
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"sync"
+)
+
+// Frames measures the JSON-RPC frames a client receives: over stdio, the
+// newline-delimited lines of the server's output (wrap it with Reader);
+// over HTTP, each response body (use Client). Max is the largest seen.
+type Frames struct {
+	mu    sync.Mutex
+	max   int
+	count int
+	cur   int // bytes of the stdio line being read
+}
+
+// Max is the largest frame seen, in bytes, and how many frames there were.
+func (f *Frames) Max() (bytes, frames int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.max, f.count
+}
+
+func (f *Frames) frame(n int) {
+	f.count++
+	f.max = max(f.max, n)
+}
+
+// Reader wraps a stdio server's output.
+func (f *Frames) Reader(r io.ReadCloser) io.ReadCloser { return &frameReader{r, f} }
+
+type frameReader struct {
+	io.ReadCloser
+	f *Frames
+}
+
+func (r *frameReader) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	r.f.mu.Lock()
+	for chunk := p[:n]; len(chunk) > 0; {
+		i := bytes.IndexByte(chunk, '\n')
+		if i < 0 {
+			r.f.cur += len(chunk)
+			break
+		}
+		r.f.frame(r.f.cur + i)
+		r.f.cur = 0
+		chunk = chunk[i+1:]
+	}
+	r.f.mu.Unlock()
+	return n, err
+}
+
+// Client is an HTTP client that measures every response body.
+func (f *Frames) Client() *http.Client {
+	return &http.Client{Transport: roundTripper{f}}
+}
+
+type roundTripper struct{ f *Frames }
+
+func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	rt.f.mu.Lock()
+	rt.f.frame(len(body))
+	rt.f.mu.Unlock()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	return resp, nil
+}
