@@ -197,12 +197,12 @@ func readPage(ctx context.Context, v *Vault, cat *vault.Catalog, path string, of
 	// else by reading the file (its hash is remembered).
 	if n, ok := cat.Note(path); ok && n.ETag == got.ETag && n.Size == got.Size && n.Hash != "" {
 		p.meta, p.hash = &n, n.Hash
-	} else if h, ok := v.hashes.get(path, got.ETag); ok {
+	} else if h, ok := v.state().hashes.get(path, got.ETag); ok {
 		p.hash = h
 	} else if p.hash, _, err = scanFile(ctx, v.Store, path, got.ETag, -1); err != nil {
 		return nil, err
 	} else {
-		v.hashes.put(path, got.ETag, p.hash)
+		v.state().hashes.put(path, got.ETag, p.hash)
 	}
 	p.startLine = 1
 	if p.offset > 0 {

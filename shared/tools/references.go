@@ -593,7 +593,7 @@ type refEntry struct {
 	dead  atomic.Bool            // dropped from the cache: cache nothing more
 }
 
-func refCacheFor(v *Vault) *refCache { return &v.refs }
+func refCacheFor(v *Vault) *refCache { return &v.state().refs }
 
 // files returns the cache's entries for the catalog's notes, sorted by path,
 // reusing every entry whose note has not changed.
