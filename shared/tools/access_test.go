@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/sheaf-dev/sheaf/indexer"
 	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/store"
 )
@@ -66,7 +68,13 @@ func testWriteTools(s *Server) []Tool {
 // linking to each other, an attachment in each.
 func gvault(t *testing.T) (*Server, string, map[string]server.ToolHandlerFunc) {
 	t.Helper()
-	dir := writeVault(t, map[string]string{
+	s, dir, hs, _ := gvaultWith(t, nil)
+	return s, dir, hs
+}
+
+func gvaultWith(t *testing.T, extra map[string]string) (*Server, string, map[string]server.ToolHandlerFunc, *indexer.Indexer) {
+	t.Helper()
+	files := map[string]string{
 		"Public/a.md":           "---\ntags: [shared]\n---\n# A\nSee [[b]] and [[Hidden Plan]]. zebra\n",
 		"Public/b.md":           "#shared\nBack to [[a]]. zebra zebra\n",
 		"Public/sub/c.md":       "# C\nNothing here.\n",
@@ -74,7 +82,9 @@ func gvault(t *testing.T) (*Server, string, map[string]server.ToolHandlerFunc) {
 		"Secret/d.md":           "#shared marmotquux zebra [[a]]\n",
 		"Public/pic.png":        "png",
 		"Secret/pic.png":        "png",
-	})
+	}
+	maps.Copy(files, extra)
+	dir := writeVault(t, files)
 	ix := indexFolder(t, dir)
 	v := &Vault{ID: "g", Store: ix.Store, Text: ix.Text, Catalogs: LiveCatalog{C: ix.Catalog}}
 	s, err := NewServer(v)
@@ -85,7 +95,7 @@ func gvault(t *testing.T) (*Server, string, map[string]server.ToolHandlerFunc) {
 	for _, tl := range s.serve(append(s.declared(), testWriteTools(s)...)) {
 		byName[tl.Tool.Name] = tl.Handler
 	}
-	return s, dir, byName
+	return s, dir, byName, ix
 }
 
 // outcome is a call's kind ("" on success) and its JSON.
@@ -355,8 +365,11 @@ func TestProposals(t *testing.T) {
 	if pl.res["total"] != float64(2) || strings.Contains(pl.raw, "Secret/") {
 		t.Errorf("scoped list: %s", pl.raw)
 	}
-	if got := callAs(t, hs, publicReviewer, "apply_proposal", map[string]any{"id": id3}); got.kind != "folder-not-allowed" {
-		t.Errorf("scoped apply of a hidden target: %s", got.raw)
+	// A proposal about a hidden note does not exist for a scoped reviewer.
+	for _, tool := range []string{"apply_proposal", "reject_proposal"} {
+		if got := callAs(t, hs, publicReviewer, tool, map[string]any{"id": id3}); got.kind != "args-invalid" || strings.Contains(got.raw, "Secret/") {
+			t.Errorf("scoped %s of a hidden target: %s", tool, got.raw)
+		}
 	}
 
 	// Apply: the write happens with the reviewer's rights; the proposal goes.
@@ -416,5 +429,135 @@ func TestProposals(t *testing.T) {
 	}
 	if got := callAs(t, hs, reviewer, "read_attachment", map[string]any{"path": ".sheaf/proposals/x.json"}); got.kind == "" {
 		t.Error("read_attachment reads .sheaf/")
+	}
+}
+
+// TestScopedDirectivesAndLeases: a scoped worker sees and leases only its
+// folders' directives, never touches other workers' leases on hidden ones,
+// and its await cursor does not move when only hidden directives change.
+func TestScopedDirectivesAndLeases(t *testing.T) {
+	_, dir, hs, ix := gvaultWith(t, map[string]string{
+		"Public/todo.md": "# Todo\n\n> [!ai] Summarise the public notes\n> Keep it short.\n",
+		"Secret/todo.md": "# Todo\n\n> [!ai] Summarise marmotquux\n",
+	})
+	full := ident("full", auth.ScopeRead)
+	pub := ident("pub", auth.ScopeRead, "Public/**")
+	leaseFiles := func() int {
+		es, _ := os.ReadDir(filepath.Join(dir, ".sheaf", "leases"))
+		return len(es)
+	}
+	if o := callAs(t, hs, full, "await_directives", map[string]any{"worker": "other", "claim": true, "timeout_ms": 1000}); o.kind != "" || !strings.Contains(o.raw, "Secret/todo.md") {
+		t.Fatalf("full claim: %s", o.raw)
+	}
+	if n := leaseFiles(); n != 2 {
+		t.Fatalf("%d leases after the full worker's claim, want 2", n)
+	}
+	// The scoped caller, as the same worker name: only its directive and
+	// lease; the hidden lease stays.
+	po := callAs(t, hs, pub, "await_directives", map[string]any{"worker": "other", "claim": true, "timeout_ms": 1000})
+	if po.kind != "" || strings.Contains(po.raw, "Secret/") || strings.Contains(po.raw, "marmotquux") || !strings.Contains(po.raw, "Public/todo.md") {
+		t.Fatalf("scoped await: %s", po.raw)
+	}
+	pend := callAs(t, hs, pub, "pending_directives", nil)
+	if pend.res["total"] != float64(1) || strings.Contains(pend.raw, "Secret/") {
+		t.Errorf("scoped pending: %s", pend.raw)
+	}
+	if n := leaseFiles(); n != 2 {
+		t.Errorf("%d leases after the scoped worker's call, want still 2", n)
+	}
+	cursor := po.res["cursor"].(float64)
+	// Only the hidden directive changes: the scoped cursor stays.
+	if err := os.WriteFile(filepath.Join(dir, "Secret/todo.md"), []byte("# Todo\n\n> [!ai] Another hidden task\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Apply(context.Background(), "Secret/todo.md"); err != nil {
+		t.Fatal(err)
+	}
+	again := callAs(t, hs, pub, "await_directives", map[string]any{"cursor": cursor, "timeout_ms": 1000})
+	if again.kind != "" || again.res["timedOut"] != true || again.res["cursor"].(float64) != cursor {
+		t.Errorf("a hidden change moved the scoped cursor: %s", again.raw)
+	}
+	if f := callAs(t, hs, full, "pending_directives", nil); !strings.Contains(f.raw, "Another hidden task") {
+		t.Errorf("the whole-vault caller does not see the change: %s", f.raw)
+	}
+}
+
+// TestScopedSemanticTools: vector retrieval sees visible notes only, and a
+// scoped caller's refresh keeps the hidden notes' vectors.
+func TestScopedSemanticTools(t *testing.T) {
+	f := newSemFixture(t, map[string]string{
+		"Public/apples.md":  "# Apples\nApples are red fruit grown in orchards.\n",
+		"Public/pears.md":   "# Pears\nPears are green fruit grown in orchards.\n",
+		"Secret/apples2.md": "# Apples again\nApples are red fruit grown in orchards. marmotquux\n",
+		"Secret/plums.md":   "# Plums\nPlums are purple fruit grown in orchards. marmotquux\n",
+	})
+	hs := map[string]server.ToolHandlerFunc{}
+	for _, tl := range f.s.Tools() {
+		hs[tl.Tool.Name] = tl.Handler
+	}
+	pub := ident("pub", auth.ScopeRead, "Public/**")
+	full := ident("full", auth.ScopeRead)
+	for tool, args := range map[string]map[string]any{
+		"semantic_search": {"query": "red fruit orchards"},
+		"search":          {"query": "red fruit orchards", "mode": "hybrid"},
+		"related_notes":   {"path": "Public/apples.md"},
+		"find_duplicates": {"threshold": 0.1},
+		"topic_map":       {"threshold": 0.1, "min_size": 2},
+	} {
+		o := callAs(t, hs, pub, tool, args)
+		if o.kind != "" {
+			t.Fatalf("%s: %s", tool, o.raw)
+		}
+		if strings.Contains(o.raw, "Secret/") || strings.Contains(o.raw, "marmotquux") {
+			t.Errorf("%s leaks: %s", tool, o.raw)
+		}
+		if fo := callAs(t, hs, full, tool, args); tool != "related_notes" && !strings.Contains(fo.raw, "Secret/") {
+			t.Errorf("%s: the whole-vault caller sees no Secret/ note, so the check proves nothing: %s", tool, fo.raw)
+		}
+	}
+	notes, err := f.v.Vectors.Notes(context.Background())
+	if err != nil || len(notes) != 4 {
+		t.Errorf("the vector index holds %d notes after scoped calls, want all 4 (%v)", len(notes), err)
+	}
+	if o := callAs(t, hs, pub, "get_vault_info", nil); strings.Contains(o.raw, `"embeddingIndexStale":true`) {
+		t.Errorf("stale after refresh: %s", o.raw)
+	}
+}
+
+// TestScopedAnswer: what the model is shown for a scoped caller comes from
+// visible notes only.
+func TestScopedAnswer(t *testing.T) {
+	files := map[string]string{
+		"Public/Compost.md": "# Compost\n\nKitchen scraps go in the left bay. The shed is green.\n",
+		"Secret/Shed.md":    "# Shed\n\nThe shed code is 4321. marmotquux\n",
+	}
+	s, _, fake := llmServer(t, files)
+	fake.Queue(`{"answer":"The shed is green [1].","citations":[1]}`)
+	hs := map[string]server.ToolHandlerFunc{}
+	for _, tl := range s.Tools() {
+		hs[tl.Tool.Name] = tl.Handler
+	}
+	o := callAs(t, hs, ident("pub", auth.ScopeRead, "Public/**"), "answer", map[string]any{"query": "what is the shed code?"})
+	if strings.Contains(o.raw, "Secret/") || strings.Contains(o.raw, "4321") {
+		t.Errorf("answer leaks: %s", o.raw)
+	}
+	for _, r := range fake.Requests() {
+		if strings.Contains(r.User(), "4321") || strings.Contains(r.User(), "marmotquux") || strings.Contains(r.User(), "Secret/") {
+			t.Errorf("the model was shown a hidden note: %s", r.User())
+		}
+	}
+	seen := len(fake.Requests())
+	if seen == 0 {
+		t.Fatalf("no model call (%s): the check proves nothing", o.raw)
+	}
+	// The control: the whole vault's caller's question reaches the note.
+	fake.Queue(`{"answer":"4321 [1].","citations":[1]}`)
+	callAs(t, hs, ident("full", auth.ScopeRead), "answer", map[string]any{"query": "what is the shed code?"})
+	shown := false
+	for _, r := range fake.Requests()[seen:] {
+		shown = shown || strings.Contains(r.User(), "4321")
+	}
+	if !shown {
+		t.Error("the whole-vault caller's model call did not see the shed note either: the check proves nothing")
 	}
 }

@@ -13,6 +13,10 @@ package tools
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -74,7 +78,7 @@ func (v *Vault) viewFor(f *auth.Folders) *Vault {
 
 	vw := *v // shares own: caches, cursor key
 	vw.Catalogs = scopedCatalogs{inner: v.Catalogs, sc: sc}
-	vw.Store = scopedStore{inner: v.Store, f: f}
+	vw.Store = scopedStore{inner: v.Store, f: f, state: scopedStatePath(key)}
 	if v.Text != nil {
 		vw.Text = scopedText{inner: v.Text, vw: &vw}
 	}
@@ -156,11 +160,78 @@ func (s scopedCatalogs) Catalog(ctx context.Context) (*vault.Catalog, error) {
 // never show; tool arguments cannot name them (auth.Denied).
 func sheafOwn(p string) bool { return strings.HasPrefix(p, ".sheaf/") }
 
-// scopedStore hides the files outside the folders.
+// scopedStore hides the files outside the folders, and Sheaf's own
+// objects about them (leases, proposals). The directive revision is kept
+// per allowlist (state), so that a scoped caller's await_directives cursor
+// moves with its own notes only and does not fight the whole vault's.
 type scopedStore struct {
 	inner store.Store
 	f     *auth.Folders
+	state string // where this scope's directive revision lives
 }
+
+// scopedStatePath is the directive revision object of an allowlist.
+func scopedStatePath(rules string) string {
+	sum := sha256.Sum256([]byte(rules))
+	return ".sheaf/directives/state-" + hex.EncodeToString(sum[:8]) + ".json"
+}
+
+// at maps a path to the object it stands for in this view.
+func (s scopedStore) at(p string) string {
+	if p == directiveStatePath {
+		return s.state
+	}
+	return p
+}
+
+// maxOwnObject bounds the read of one of Sheaf's own objects to check whom
+// it is about.
+const maxOwnObject = maxProposalBytes
+
+// about returns the notes one of Sheaf's own objects names, and whether it
+// is such an object.
+func about(p string, data []byte) ([]string, bool) {
+	switch {
+	case strings.HasPrefix(p, leaseDir+"/"):
+		var l struct{ Path string }
+		if json.Unmarshal(data, &l) != nil {
+			return nil, true // damaged: about nobody we can tell
+		}
+		return []string{l.Path}, true
+	case strings.HasPrefix(p, ProposalDir):
+		var pr struct{ Targets []struct{ Path string } }
+		if json.Unmarshal(data, &pr) != nil {
+			return nil, true
+		}
+		out := make([]string, len(pr.Targets))
+		for i, t := range pr.Targets {
+			out[i] = t.Path
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// ownVisible reports whether the own object p with content data is about
+// visible notes only (a damaged one about nobody known is hidden).
+func (s scopedStore) ownVisible(p string, data []byte) bool {
+	paths, own := about(p, data)
+	if !own {
+		return true
+	}
+	if len(paths) == 0 {
+		return false
+	}
+	for _, q := range paths {
+		if !s.f.Allows(q) {
+			return false
+		}
+	}
+	return true
+}
+
+// aboutOwn reports whether p may be one of the objects about names.
+func aboutOwn(p string) bool { return strings.HasPrefix(p, leaseDir+"/") || strings.HasPrefix(p, ProposalDir) }
 
 var (
 	_ store.Store       = scopedStore{}
@@ -183,31 +254,44 @@ func (s scopedStore) List(ctx context.Context, prefix string, fn func(store.Obje
 
 // Stat implements store.Store.
 func (s scopedStore) Stat(ctx context.Context, p string) (store.Object, error) {
+	p = s.at(p)
 	if !s.visible(p) {
 		return store.Object{}, hiddenErr(p)
+	}
+	if aboutOwn(p) {
+		_, obj, err := s.Get(ctx, p, maxOwnObject)
+		return obj, err
 	}
 	return s.inner.Stat(ctx, p)
 }
 
 // Get implements store.Store.
 func (s scopedStore) Get(ctx context.Context, p string, max int64) ([]byte, store.Object, error) {
+	p = s.at(p)
 	if !s.visible(p) {
 		return nil, store.Object{}, hiddenErr(p)
 	}
-	return s.inner.Get(ctx, p, max)
+	data, obj, err := s.inner.Get(ctx, p, max)
+	if err == nil && !s.ownVisible(p, data) {
+		return nil, store.Object{}, hiddenErr(p)
+	}
+	return data, obj, err
 }
 
 // GetRange implements store.RangeReader.
 func (s scopedStore) GetRange(ctx context.Context, p string, off, n int64) ([]byte, store.Object, error) {
-	if !s.visible(p) {
+	p = s.at(p)
+	if !s.visible(p) || aboutOwn(p) {
 		return nil, store.Object{}, hiddenErr(p)
 	}
 	return store.GetRange(ctx, s.inner, p, off, n)
 }
 
-// Put implements store.Store.
+// Put implements store.Store. A scoped caller may create or replace its
+// own objects only about visible notes.
 func (s scopedStore) Put(ctx context.Context, p string, data []byte, opts store.PutOptions) (store.Object, error) {
-	if !s.visible(p) {
+	p = s.at(p)
+	if !s.visible(p) || !s.ownVisible(p, data) {
 		return store.Object{}, folderNotAllowed(p)
 	}
 	return s.inner.Put(ctx, p, data, opts)
@@ -215,8 +299,14 @@ func (s scopedStore) Put(ctx context.Context, p string, data []byte, opts store.
 
 // Delete implements store.Store.
 func (s scopedStore) Delete(ctx context.Context, p string, ifMatch string) error {
+	p = s.at(p)
 	if !s.visible(p) {
 		return folderNotAllowed(p)
+	}
+	if aboutOwn(p) {
+		if _, _, err := s.Get(ctx, p, maxOwnObject); errors.Is(err, store.ErrNotFound) {
+			return nil // hidden or gone: nothing this caller may delete
+		}
 	}
 	return s.inner.Delete(ctx, p, ifMatch)
 }
