@@ -107,19 +107,23 @@ type scope struct {
 	paths []string // the visible notes' paths, sorted
 }
 
-// filter returns base as the scope sees it.
+// filter returns base as the scope sees it: built once, then brought up
+// to date with each change of the catalog (or reload of its snapshot) at
+// the cost of the notes that changed.
 func (sc *scope) filter(base *vault.Catalog) (*vault.Catalog, []string) {
 	gen := base.Generation()
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	if sc.base != base || sc.gen != gen || sc.cat == nil {
+	switch {
+	case sc.cat == nil:
 		sc.cat = base.Filter(sc.folders.Allows)
-		sc.base, sc.gen = base, gen
-		sc.paths = make([]string, 0, sc.cat.Len())
-		for _, n := range sc.cat.Notes() {
-			sc.paths = append(sc.paths, n.Path)
-		}
+	case sc.base != base || sc.gen != gen:
+		sc.cat.Resync(base, sc.folders.Allows)
+	default:
+		return sc.cat, sc.paths
 	}
+	sc.base, sc.gen = base, gen
+	sc.paths = sc.cat.Paths()
 	return sc.cat, sc.paths
 }
 
