@@ -56,6 +56,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -timeout 60m ./shared/... ./indexer/... 2>&1 | tee bench.txt
 	SHEAF_BENCH_VAULT=$(BENCH_VAULT) $(GO) test -run '^$$' -bench . -timeout 30m ./cmd/sheaf/ 2>&1 | tee -a bench.txt
 	$(GO) test -run '^$$' -bench 'Init|WarmCall' -benchtime 200x ./functions/mcp/ 2>&1 | tee -a bench.txt
+	SHEAF_BENCH_FIRST_NOTES=100000 $(GO) test -run '^$$' -bench FirstTrueAnswer -benchtime 1x -timeout 30m ./cmd/sheaf/ 2>&1 | tee -a bench.txt
 
 # Short fuzzing of every parser and path check.
 fuzz:
@@ -69,6 +70,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseURL -fuzztime 15s ./shared/vectors/qdrant/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeEvent -fuzztime 15s ./indexer/
 	$(GO) test -run '^$$' -fuzz FuzzValidateGrounding -fuzztime 15s ./shared/tools/
+	$(GO) test -run '^$$' -fuzz FuzzPageEnd -fuzztime 15s ./shared/tools/
+	$(GO) test -run '^$$' -fuzz FuzzExplainArgs -fuzztime 15s ./shared/tools/
 	$(GO) test -run '^$$' -fuzz FuzzEmbeddingsBody -fuzztime 15s ./infra/embedder/
 	$(GO) test -run '^$$' -fuzz FuzzInvoke -fuzztime 15s ./functions/internal/lambdahttp/
 	$(GO) test -run '^$$' -fuzz FuzzParseKeyFile -fuzztime 20s ./shared/auth/

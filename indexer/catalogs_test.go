@@ -38,6 +38,24 @@ func catalogWith(paths ...string) *vault.Catalog {
 	return c
 }
 
+func TestStoreCatalogsMissing(t *testing.T) {
+	ctx := context.Background()
+	st, err := fs.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cats := &StoreCatalogs{Store: st, MaxAge: time.Nanosecond}
+	if _, err := cats.Catalog(ctx); err != nil || !cats.Missing() {
+		t.Fatalf("no snapshot: missing %v, %v", cats.Missing(), err)
+	}
+	if err := (&StoreSnapshots{Store: st}).Save(ctx, catalogWith("a.md")); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := cats.Catalog(ctx); err != nil || c.Len() != 1 || cats.Missing() {
+		t.Fatalf("after the first save: %v, %v, missing %v", c, err, cats.Missing())
+	}
+}
+
 func TestStoreCatalogs(t *testing.T) {
 	ctx := context.Background()
 	fsStore, err := fs.Open(t.TempDir())
@@ -47,10 +65,16 @@ func TestStoreCatalogs(t *testing.T) {
 	st := &countingStore{Store: fsStore, delay: 20 * time.Millisecond}
 	cats := &StoreCatalogs{Store: st, MaxAge: time.Hour}
 
-	// No snapshot yet: an empty catalog, no error.
+	// No snapshot yet: an empty catalog, no error, and Missing says why.
+	if cats.Missing() {
+		t.Error("Missing before any load")
+	}
 	c, err := cats.Catalog(ctx)
 	if err != nil || c == nil || c.Len() != 0 {
 		t.Fatalf("fresh deployment: %v %v", c, err)
+	}
+	if !cats.Missing() {
+		t.Error("a fresh deployment's catalog must say the snapshot is missing")
 	}
 
 	writer := &StoreSnapshots{Store: fsStore}

@@ -236,3 +236,63 @@ func percentiles(ds []time.Duration) (p50, p99 float64) {
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	return ms(s[len(s)/2]), ms(s[min(len(s)-1, len(s)*99/100)])
 }
+
+// BenchmarkFirstTrueAnswer: spawn `sheaf serve` on a vault with no state
+// and ask search at once and again until the answer is no longer partial:
+// the time to the first answer (partial or not) and to the first true one;
+// then the same after a restart with the index persisted. The vault has
+// SHEAF_BENCH_FIRST_NOTES notes (default 10,000: the vault of
+// SHEAF_BENCH_VAULT; others are generated in a temporary folder).
+func BenchmarkFirstTrueAnswer(b *testing.B) {
+	n := 10000
+	if v := os.Getenv("SHEAF_BENCH_FIRST_NOTES"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var dir string
+	if n == 10000 {
+		dir = benchVault(b)
+	} else {
+		dir = filepath.Join(b.TempDir(), "vault")
+		if _, err := vaultgen.Generate(dir, vaultgen.Options{Notes: n, Seed: 1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	state := b.TempDir()
+	query := map[string]any{"query": "compost"}
+	ask := func(s *mcp.ClientSession) bool {
+		res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "search", Arguments: query})
+		if err != nil || res.IsError {
+			b.Fatalf("search: %v %+v", err, res)
+		}
+		m, _ := res.StructuredContent.(map[string]any)
+		return m["partial"] != true
+	}
+	run := func(fresh bool) (first, whole time.Duration) {
+		if fresh {
+			os.RemoveAll(state)
+		}
+		start := time.Now()
+		cmd := exec.Command(bin, "serve", "--vault", dir, "--state", state, "--no-watch", "--index-wait", "0", "--log-level", "error")
+		s := connect(b, &mcp.CommandTransport{Command: cmd})
+		defer s.Close()
+		done := ask(s)
+		first = time.Since(start)
+		for !done {
+			time.Sleep(10 * time.Millisecond)
+			done = ask(s)
+		}
+		return first, time.Since(start)
+	}
+	for i := 0; i < b.N; i++ {
+		first, whole := run(true)
+		b.ReportMetric(first.Seconds()*1000, "ms-cold-first-answer")
+		b.ReportMetric(whole.Seconds()*1000, "ms-cold-first-true-answer")
+		first, whole = run(false)
+		b.ReportMetric(first.Seconds()*1000, "ms-restart-first-answer")
+		b.ReportMetric(whole.Seconds()*1000, "ms-restart-first-true-answer")
+	}
+	b.ReportMetric(float64(countNotes(dir)), "notes")
+}

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,6 +120,13 @@ func TestBigNotes(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "Small.md"), []byte("# Small\n\nLinks to [[big8]].\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	photo := make([]byte, 3<<20+1) // not a multiple of 3
+	for i := range photo {
+		photo[i] = byte(i*7 + i/251)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "photo.jpg"), photo, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	hashOf := func(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
 	budget := tools.DefaultMaxResponseBytes
 
@@ -133,24 +142,55 @@ func TestBigNotes(t *testing.T) {
 				t.Logf("%s: %d bytes in %d pages, exact, in %v", name, len(data), pages, time.Since(start).Round(time.Millisecond))
 			}
 		}
+		var b64 strings.Builder
+		for offset, pages := int64(0), 0; ; pages++ {
+			var page struct {
+				Base64     string `json:"base64"`
+				Offset     int64  `json:"offset"`
+				NextOffset *int64 `json:"next_offset"`
+				Size       int64  `json:"size"`
+			}
+			c.MustOK("read_attachment", map[string]any{"path": "photo.jpg", "offset": offset}, &page)
+			if page.Offset != offset || page.Size != int64(len(photo)) {
+				t.Fatalf("attachment page at %d: %+v", offset, page.Offset)
+			}
+			b64.WriteString(page.Base64)
+			if page.NextOffset == nil {
+				t.Logf("photo.jpg: %d bytes in %d pages", len(photo), pages+1)
+				break
+			}
+			offset = *page.NextOffset
+		}
+		if got, err := base64.StdEncoding.DecodeString(b64.String()); err != nil || !bytes.Equal(got, photo) {
+			t.Errorf("read_attachment pages concatenated: %d bytes, %v; want the file's %d", len(got), err, len(photo))
+		}
 		// The session survives, and the big note is searchable.
 		var sr struct {
 			Items []struct {
 				Path string `json:"path"`
 			} `json:"items"`
+			Unindexed int `json:"unindexed"`
 		}
 		c.MustOK("search", map[string]any{"query": bigWord}, &sr)
 		if len(sr.Items) != 1 || sr.Items[0].Path != "big8.md" {
 			t.Errorf("search %s: %+v, want big8.md", bigWord, sr.Items)
 		}
+		// The 50 MB note is over --max-note-bytes: not indexed, and said so.
+		if _, huge := files["big50.md"]; huge && sr.Unindexed != 1 {
+			t.Errorf("search: unindexed %d, want 1 (big50.md is too large to index)", sr.Unindexed)
+		}
 		var refs struct {
 			Counts []struct {
-				Count int `json:"count"`
+				Lines int `json:"lines"`
 			} `json:"counts"`
+			Note string `json:"note"`
 		}
 		c.MustOK("find_references", map[string]any{"values": []string{bigWord}}, &refs)
-		if len(refs.Counts) != 1 || refs.Counts[0].Count != 1 {
-			t.Errorf("find_references %s: %+v, want one mention", bigWord, refs.Counts)
+		if len(refs.Counts) != 1 || refs.Counts[0].Lines != 1 {
+			t.Errorf("find_references %s: %+v, want one line (in big8.md)", bigWord, refs.Counts)
+		}
+		if _, huge := files["big50.md"]; huge && !strings.Contains(refs.Note, "big50.md") {
+			t.Errorf("find_references must say it did not search big50.md: note %q", refs.Note)
 		}
 		var sar struct {
 			Notes []struct {

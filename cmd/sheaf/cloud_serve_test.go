@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -53,5 +54,37 @@ func TestServeCloudRefuses(t *testing.T) {
 		if out, err := cmd.CombinedOutput(); err == nil {
 			t.Errorf("%s: accepted:\n%s", name, out)
 		}
+	}
+}
+
+// TestServeCloudBeforeTheIndexer: notes in the bucket, no indexer run yet
+// (no catalog snapshot): answers say they are partial, not that the vault
+// is empty; after a reconcile they are whole.
+func TestServeCloudBeforeTheIndexer(t *testing.T) {
+	v := newCloudVault(t, "")
+	v.put(t, "A.md", "# A\n\nquokka\n")
+	c := toolstest.NewClient(t, cloudStdioSession(t, v))
+	var list struct {
+		coverage
+		Total int `json:"total"`
+	}
+	c.MustOK("list_notes", nil, &list)
+	if !list.Partial || list.Indexing == nil || list.Indexing.State != "starting" {
+		t.Errorf("before any indexer ran: %+v, want partial with indexing.state starting", list)
+	}
+	if out, err := v.command().CombinedOutput(); err != nil {
+		t.Fatalf("reconcile: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		list.Partial, list.Indexing = false, nil
+		c.MustOK("list_notes", nil, &list)
+		if !list.Partial && list.Total == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after reconcile: %+v", list)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

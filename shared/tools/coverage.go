@@ -14,6 +14,9 @@ type Coverage struct {
 	Partial  bool      `json:"partial,omitempty" jsonschema:"true when this answer is incomplete: indexing and/or clipped say why"`
 	Indexing *Indexing `json:"indexing,omitempty" jsonschema:"the vault's index pass was still running: the answer covers only the notes indexed so far; ask again when it is done"`
 	Clipped  []Clipped `json:"clipped,omitempty" jsonschema:"the response budget cut these lists of this answer: page on (next_offset) or narrow the request"`
+	// Unindexed is not partial: those files are left out by design, and
+	// said to be.
+	Unindexed int `json:"unindexed,omitempty" jsonschema:"Markdown files no index holds (too large to index, binary, unreadable): this answer cannot include them; get_vault_info.problems lists them, read_note still reads them"`
 }
 
 // Indexing is the progress of the index pass an answer came from.
@@ -47,8 +50,9 @@ type call struct {
 	// writing (see define).
 	propose func(context.Context) (*ProposalRef, error)
 
-	mu       sync.Mutex
-	indexing *Indexing
+	mu        sync.Mutex
+	indexing  *Indexing
+	unindexed int
 }
 
 type callKey struct{}
@@ -76,11 +80,21 @@ func (c *call) noteIndexing(ix *Indexing) {
 }
 
 // indexed is the index state the call's answer came from, nil when every
-// index it read was complete.
-func (c *call) indexed() *Indexing {
+// index it read was complete, and how many files no index holds.
+func (c *call) indexed() (*Indexing, int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.indexing
+	return c.indexing, c.unindexed
+}
+
+// noteUnindexed records files the index read by the call does not hold.
+func (c *call) noteUnindexed(n int) {
+	if c == nil || n == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.unindexed = max(c.unindexed, n)
 }
 
 // DefaultIndexWait is how long a call that arrives during an index pass

@@ -112,10 +112,12 @@ func define[In, Out any](name, title, description string, h hints, fn func(ctx c
 			}
 			return errorResult(te), nil
 		}
-		if ix := c.indexed(); ix != nil {
-			cov := any(out).(covered).coverage()
+		cov := any(out).(covered).coverage()
+		ix, unindexed := c.indexed()
+		if ix != nil {
 			cov.Partial, cov.Indexing = true, ix
 		}
+		cov.Unindexed = unindexed
 		return fitResult(name, out, budget), nil
 	}
 	return Tool{Tool: tool, Handler: handler, Profile: "full"}

@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
 	"sync"
 	"unicode/utf8"
 
@@ -65,77 +67,103 @@ func pageEnd(data []byte, avail int, atEOF bool) int {
 	return end
 }
 
-// runeStart moves off forward to the start of a character of data (read
-// from off), so a page never begins inside one.
-func runeStart(data []byte) int {
-	i := 0
-	for i < len(data) && i < utf8.UTFMax && !utf8.RuneStart(data[i]) {
-		i++
+// insideRune says how many bytes of data[at:] belong to a valid character
+// that starts before at (0 when at is a character boundary): a page must
+// start after it. Invalid bytes are characters of their own.
+func insideRune(data []byte, at int) int {
+	for k := 1; k <= at && k < utf8.UTFMax; k++ {
+		if !utf8.RuneStart(data[at-k]) {
+			continue
+		}
+		r, size := utf8.DecodeRune(data[at-k:])
+		if r == utf8.RuneError && size <= 1 || size <= k {
+			return 0
+		}
+		return size - k
 	}
-	return i
+	return 0
 }
 
-// fileHashes remembers the SHA-256 of files too big to read whole on
-// every page, by path and ETag.
-type fileHashes struct {
+// fileScans remembers, for notes read by pages, what reading them whole
+// once told: the SHA-256 of the file and its line count at every pageChunk
+// boundary, by path and ETag, so that no page reads more than one chunk
+// besides itself.
+type fileScans struct {
 	mu sync.Mutex
-	m  map[string]hashEntry
+	m  map[string]*fileScan
 }
 
-type hashEntry struct{ etag, hash string }
-
-const maxHashes = 64
-
-func (h *fileHashes) get(path, etag string) (string, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	e, ok := h.m[path]
-	return e.hash, ok && e.etag == etag
+// fileScan is what one read of a whole file gives.
+type fileScan struct {
+	etag  string
+	hash  string
+	lines []int // lines[i]: line feeds before byte i*pageChunk
 }
 
-func (h *fileHashes) put(path, etag, hash string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.m == nil || len(h.m) >= maxHashes {
-		h.m = map[string]hashEntry{}
+const maxScans = 64
+
+func (f *fileScans) get(path, etag string) *fileScan {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if sc := f.m[path]; sc != nil && sc.etag == etag {
+		return sc
 	}
-	h.m[path] = hashEntry{etag, hash}
+	return nil
+}
+
+func (f *fileScans) put(path string, sc *fileScan) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m == nil || len(f.m) >= maxScans {
+		f.m = map[string]*fileScan{}
+	}
+	f.m[path] = sc
 }
 
 // errChanged is a file that changed while it was being read.
 var errChanged = errors.New("the note changed while it was being read")
 
-// scanFile reads path from byte 0 to upto (-1: the end) in chunks and
-// returns the SHA-256 of the whole file when it read it all, and the number
-// of line feeds before upto. The file must keep etag throughout.
-func scanFile(ctx context.Context, st store.Store, path, etag string, upto int64) (hash string, lines int, err error) {
+// scanFile reads the whole file at path, which must keep etag throughout.
+func scanFile(ctx context.Context, st store.Store, path, etag string) (*fileScan, error) {
 	h := sha256.New()
+	sc := &fileScan{etag: etag}
 	var off int64
+	lines := 0
 	for {
-		n := int64(pageChunk)
-		if upto >= 0 {
-			n = min(n, upto-off)
-			if n <= 0 {
-				return "", lines, nil
-			}
-		}
-		data, obj, err := store.GetRange(ctx, st, path, off, n)
+		sc.lines = append(sc.lines, lines)
+		data, obj, err := store.GetRange(ctx, st, path, off, pageChunk)
 		if err != nil {
-			return "", 0, err
+			return nil, err
 		}
 		if obj.ETag != etag {
-			return "", 0, errChanged
+			return nil, errChanged
 		}
 		h.Write(data)
 		lines += bytes.Count(data, []byte{'\n'})
 		off += int64(len(data))
-		if len(data) == 0 || off >= obj.Size {
-			if upto >= 0 && off < upto {
-				return "", lines, nil
-			}
-			return hex.EncodeToString(h.Sum(nil)), lines, nil
+		if len(data) < pageChunk || off >= obj.Size {
+			sc.hash = hex.EncodeToString(h.Sum(nil))
+			return sc, nil
 		}
 	}
+}
+
+// lineAt is the 1-based line that byte off of the scanned file is on.
+func (sc *fileScan) lineAt(ctx context.Context, st store.Store, path string, off int64) (int, error) {
+	i := min(int(off/pageChunk), len(sc.lines)-1)
+	from := int64(i) * pageChunk
+	line := 1 + sc.lines[i]
+	if off == from {
+		return line, nil
+	}
+	data, obj, err := store.GetRange(ctx, st, path, from, off-from)
+	if err != nil {
+		return 0, err
+	}
+	if obj.ETag != sc.etag {
+		return 0, errChanged
+	}
+	return line + bytes.Count(data, []byte{'\n'}), nil
 }
 
 // notePage is one page of a note and what read_note says about it.
@@ -162,12 +190,14 @@ func readPage(ctx context.Context, v *Vault, cat *vault.Catalog, path string, of
 		return nil, newError(KindArgsInvalid, map[string]any{"argument": "offset", "size": obj.Size},
 			"offset %d is past the end of %s, which has %d bytes: pass an offset below its size (or 0)", off, path, obj.Size)
 	}
-	// Read at most what could fit: every byte costs at least 2.
+	// Read at most what could fit: every byte costs at least 2; and the
+	// few bytes before off, to tell whether off is inside a character.
 	want := int64(max(avail/2, 1)) + utf8.UTFMax
 	if length > 0 {
 		want = min(want, length)
 	}
-	data, got, err := store.GetRange(ctx, v.Store, path, off, want)
+	back := min(off, utf8.UTFMax-1)
+	data, got, err := store.GetRange(ctx, v.Store, path, off-back, want+back)
 	if err != nil {
 		return nil, err
 	}
@@ -175,9 +205,10 @@ func readPage(ctx context.Context, v *Vault, cat *vault.Catalog, path string, of
 		return nil, errChanged
 	}
 	p := &notePage{obj: got, offset: off}
-	if skip := runeStart(data); skip > 0 && off > 0 {
+	skip := insideRune(data, int(back))
+	data = data[min(int(back)+skip, len(data)):]
+	if skip > 0 {
 		p.offset += int64(skip)
-		data = data[skip:]
 		p.warnings = append(p.warnings, fmt.Sprintf("offset %d is inside a character: this page starts at %d", off, p.offset))
 	}
 	atEOF := p.offset+int64(len(data)) >= got.Size
@@ -193,24 +224,20 @@ func readPage(ctx context.Context, v *Vault, cat *vault.Catalog, path string, of
 	p.content = string(bytes.ToValidUTF8(data, []byte("\uFFFD")))
 
 	// The whole file's hash (compare-and-swap needs it) and the line the
-	// page starts on: from the catalog when it indexed this very version,
-	// else by reading the file (its hash is remembered).
-	if n, ok := cat.Note(path); ok && n.ETag == got.ETag && n.Size == got.Size && n.Hash != "" {
-		p.meta, p.hash = &n, n.Hash
-	} else if h, ok := v.state().hashes.get(path, got.ETag); ok {
-		p.hash = h
-	} else if p.hash, _, err = scanFile(ctx, v.Store, path, got.ETag, -1); err != nil {
-		return nil, err
-	} else {
-		v.state().hashes.put(path, got.ETag, p.hash)
-	}
-	p.startLine = 1
-	if p.offset > 0 {
-		_, lines, err := scanFile(ctx, v.Store, path, got.ETag, p.offset)
-		if err != nil {
+	// page starts on, from one read of the whole file, remembered.
+	sc := v.state().scans.get(path, got.ETag)
+	if sc == nil {
+		if sc, err = scanFile(ctx, v.Store, path, got.ETag); err != nil {
 			return nil, err
 		}
-		p.startLine += lines
+		v.state().scans.put(path, sc)
+	}
+	p.hash = sc.hash
+	if p.startLine, err = sc.lineAt(ctx, v.Store, path, p.offset); err != nil {
+		return nil, err
+	}
+	if n, ok := cat.Note(path); ok && n.ETag == got.ETag && n.Size == got.Size {
+		p.meta = &n
 	}
 	return p, nil
 }
@@ -223,9 +250,14 @@ func (p *notePage) pageLinks() ([]vault.Link, bool) {
 	endLine := p.startLine + countLines(p.content)
 	if p.meta != nil {
 		var out []vault.Link
-		for _, l := range p.meta.Links {
-			if l.Line >= p.startLine && l.Line <= endLine {
-				out = append(out, l)
+		links := p.meta.Links
+		i := 0
+		if slices.IsSortedFunc(links, func(a, b vault.Link) int { return a.Line - b.Line }) {
+			i = sort.Search(len(links), func(i int) bool { return links[i].Line >= p.startLine })
+		}
+		for ; i < len(links); i++ {
+			if l := &links[i]; l.Line >= p.startLine && l.Line <= endLine {
+				out = append(out, *l)
 			}
 		}
 		return out, true

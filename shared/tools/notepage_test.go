@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -100,6 +102,24 @@ func TestReadNotePages(t *testing.T) {
 	}
 }
 
+// TestReadNoteOffsetInsideACharacter: a page asked for inside a character
+// starts after it, and says so.
+func TestReadNoteOffsetInsideACharacter(t *testing.T) {
+	data := []byte("# 庭\n\n庭の記録 " + strings.Repeat("x", 100))
+	s := pagedVault(t, data, true)
+	off := int64(strings.Index(string(data), "の") + 1)
+	out, err := s.ReadNote(context.Background(), readNoteIn{Path: "big.md", Offset: off, Length: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Offset != off+2 || !strings.HasPrefix(out.Content, "記録") || len(out.Warnings) == 0 {
+		t.Errorf("page at %d: offset %d, content %q, warnings %v", off, out.Offset, out.Content, out.Warnings)
+	}
+	if _, err := s.ReadNote(context.Background(), readNoteIn{Path: "big.md", Offset: int64(len(data)) + 1}); err == nil {
+		t.Error("an offset past the end must be an error")
+	}
+}
+
 func BenchmarkReadNotePage(b *testing.B) {
 	data := pagedNote(8 << 20)
 	s := pagedVault(b, data, true)
@@ -111,4 +131,54 @@ func BenchmarkReadNotePage(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FuzzPageEnd cuts any text into pages as read_note does: every page but
+// a one-character one fits its budget, no page splits a character, and the
+// pages concatenated are the text.
+func TestInsideRune(t *testing.T) {
+	data := []byte("a庭🌱\xa8b")
+	for at, want := range map[int]int{0: 0, 1: 0, 2: 2, 3: 1, 4: 0, 5: 3, 6: 2, 7: 1, 8: 0, 9: 0} {
+		if got := insideRune(data, at); got != want {
+			t.Errorf("insideRune(%q, %d) = %d, want %d", data, at, got, want)
+		}
+	}
+}
+
+func FuzzPageEnd(f *testing.F) {
+	f.Add([]byte("plain text\nand lines\n"), 40)
+	f.Add([]byte("庭の記録 🌱 \"quotes\" <tags> \x01\u2028\r\n"), 13)
+	f.Add(pagedNote(4096), 700)
+	f.Fuzz(func(t *testing.T, data []byte, avail int) {
+		if avail < 1 || avail > 1<<20 || len(data) > 1<<16 {
+			t.Skip()
+		}
+		var got []byte
+		for off := 0; off < len(data); {
+			rest := data[off:]
+			if skip := insideRune(data, off); skip > 0 {
+				t.Fatalf("page at %d starts inside a character", off)
+			}
+			end := pageEnd(rest, avail, true)
+			if end == 0 {
+				_, size := utf8.DecodeRune(rest) // one character: progress
+				end = size
+			}
+			page := rest[:end]
+			cost := 0
+			for i := 0; i < len(page); {
+				r, size := utf8.DecodeRune(page[i:])
+				cost += jsonCost(r, size)
+				i += size
+			}
+			if cost > avail && utf8.RuneCount(page) > 1 {
+				t.Fatalf("page at %d costs %d, over %d", off, cost, avail)
+			}
+			got = append(got, page...)
+			off += end
+		}
+		if !bytes.Equal(got, data) {
+			t.Fatalf("pages give %q, want %q", got, data)
+		}
+	})
 }

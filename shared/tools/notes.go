@@ -287,52 +287,49 @@ func readNotePage(ctx context.Context, v *Vault, cat *vault.Catalog, path string
 	}
 	_, n0 := render(frame(nil, nil), budget)
 	avail := budget - n0 - 128
-	var p *notePage
-	var links []OutLink
-	for range 3 {
-		if p, err = readPage(ctx, v, cat, path, in.Offset, in.Length, avail); err != nil {
-			if errors.Is(err, errChanged) {
-				continue
-			}
+	// Read the page, then its links; while the two do not fit together,
+	// read a smaller page (its links are then fewer).
+	for range 8 {
+		p, err := readPage(ctx, v, cat, path, in.Offset, in.Length, avail)
+		if errors.Is(err, errChanged) {
+			continue
+		}
+		if err != nil {
 			return nil, err
 		}
 		if cerr := vault.Check([]byte(p.content)); errors.Is(cerr, vault.ErrBinary) {
-			return nil, newError(KindNotMarkdown, nil, "%s has binary content, not Markdown text: read it with read_attachment if it is a file you need", path)
+			return nil, newError(KindNotMarkdown, map[string]any{"argument": "path"},
+				"%s has binary content, not Markdown text: read it with read_attachment if it is a file you need.", path)
 		}
 		raw, indexed := p.pageLinks()
-		links = outLinks(cat, path, raw)
+		links := outLinks(cat, path, raw)
 		if !indexed {
 			p.warnings = append(p.warnings, "this note is not indexed at this version (too big to index, or just changed): outgoingLinks were read from this page alone")
 		}
-		// Links may take at most a quarter of the budget; the content the rest.
+		// Links may take at most a quarter of the budget.
 		_, nl := render(frame(nil, links), budget)
-		if nl-n0 <= budget/4 {
-			if nl-n0 > 0 && avail > budget-nl-128 {
-				avail = budget - nl - 128
-				continue // a smaller page, then its links
+		if all := len(links); nl-n0 > budget/4 {
+			for len(links) > 1 && nl-n0 > budget/4 {
+				links = links[:max(1, min(len(links)-1, int(float64(len(links))*float64(budget/4)/float64(nl-n0)*0.9)))]
+				_, nl = render(frame(nil, links), budget)
 			}
-			break
+			p.warnings = append(p.warnings, fmt.Sprintf("outgoingLinks cut to %d of the %d on this page: list_outgoing_links pages through them all", len(links), all))
 		}
-		all := len(links)
-		for len(links) > 1 && nl-n0 > budget/4 {
-			links = links[:max(1, min(len(links)-1, int(float64(len(links))*float64(budget/4)/float64(nl-n0)*0.9)))]
-			_, nl = render(frame(nil, links), budget)
+		out := frame(p, links)
+		if in.MaxLength > 0 {
+			if cut, ok := truncateText(out.Content, in.MaxLength); ok {
+				out.Content = cut
+				next := p.offset + int64(len(cut))
+				out.NextOffset, out.Truncated = &next, true
+			}
 		}
-		p.warnings = append(p.warnings, fmt.Sprintf("outgoingLinks cut to %d of the %d on this page: list_outgoing_links pages through them all", len(links), all))
-		avail = budget - nl - 128
-	}
-	if p == nil {
-		return nil, errChanged
-	}
-	out := frame(p, links)
-	if in.MaxLength > 0 {
-		if cut, ok := truncateText(out.Content, in.MaxLength); ok {
-			out.Content = cut
-			next := p.offset + int64(len(cut))
-			out.NextOffset, out.Truncated = &next, true
+		_, n := render(out, budget)
+		if n <= budget || avail <= 64 {
+			return out, nil
 		}
+		avail -= n - budget + 64
 	}
-	return out, nil
+	return nil, errChanged
 }
 
 // pageMeta is the metadata read_note shows with every page of a note: the
@@ -353,13 +350,20 @@ func pageMeta(ctx context.Context, v *Vault, cat *vault.Catalog, path string) (v
 	return n, []string{"title, tags and frontmatter come from the first 64 KB of the note (it is not indexed at this version)"}, nil
 }
 
-// budgetOf is the response budget of the call in ctx.
+// budgetOf is the response budget a handler that fits its own answer (a
+// page) has in the call in ctx: what the core adds afterwards (coverage)
+// is kept aside.
 func budgetOf(ctx context.Context) int {
+	b := DefaultMaxResponseBytes
 	if c := callFrom(ctx); c != nil && c.budget > 0 {
-		return c.budget
+		b = c.budget
 	}
-	return DefaultMaxResponseBytes
+	return b - coverageReserve
 }
+
+// coverageReserve bounds what Coverage's indexing and unindexed add to a
+// result, both copies.
+const coverageReserve = 512
 
 func nonNil(s []string) []string {
 	if s == nil {

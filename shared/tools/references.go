@@ -97,6 +97,15 @@ func (s *Server) FindReferences(ctx context.Context, in findReferencesIn) (*find
 	if err != nil {
 		return nil, err
 	}
+	if un := cat.Unindexed(); len(un) > 0 {
+		shown := un[:min(len(un), 20)]
+		more := ""
+		if len(un) > len(shown) {
+			more = fmt.Sprintf(" and %d more", len(un)-len(shown))
+		}
+		r.notes = append(r.notes, fmt.Sprintf("%d %s not searched, because no index holds %s (too large, binary or unreadable; see get_vault_info.problems): %s%s",
+			len(un), plural(len(un), "note", "notes"), plural(len(un), "it", "them"), strings.Join(shown, ", "), more))
+	}
 	return r.page(ctx, v, files, in)
 }
 

@@ -36,7 +36,7 @@ import (
 // every caller's view of it.
 type vaultState struct {
 	refs    refCache                     // find_references' folded note texts
-	hashes  fileHashes                   // SHA-256 of notes read by pages
+	scans   fileScans                    // hash and line index of notes read by pages
 	cursors atomic.Pointer[auth.Cursors] // the cursor signer, loaded on first use
 
 	mu     sync.Mutex

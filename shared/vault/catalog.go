@@ -433,6 +433,22 @@ func (c *Catalog) Problems() map[string]string {
 	return out
 }
 
+// Unindexed lists, sorted, the Markdown files with a problem that kept
+// them out of the catalog (too large, binary, unreadable): no index holds
+// them.
+func (c *Catalog) Unindexed() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []string
+	for p := range c.problems {
+		if _, ok := c.notes[p]; !ok && IsNotePath(p) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Generation counts mutations; it changes whenever the Catalog does.
 func (c *Catalog) Generation() uint64 {
 	c.mu.RLock()

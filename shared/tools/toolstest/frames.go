@@ -9,13 +9,19 @@ import (
 
 // Frames measures the JSON-RPC frames a client receives: over stdio, the
 // newline-delimited lines of the server's output (wrap it with Reader);
-// over HTTP, each response body (use Client). Max is the largest seen.
+// over HTTP, each response body (use Client). Max is the largest seen but
+// for tools/list answers (the catalogue of tools, not a tool's result).
 type Frames struct {
-	mu    sync.Mutex
-	max   int
-	count int
-	cur   int // bytes of the stdio line being read
+	mu      sync.Mutex
+	max     int
+	count   int
+	cur     []byte // the stdio line being read
+	maxHead string // the largest frame's first bytes
 }
+
+// toolsList is the key only a tools/list answer has: in a tool's result
+// the same bytes would be escaped.
+var toolsList = []byte(`"tools":[`)
 
 // Max is the largest frame seen, in bytes, and how many frames there were.
 func (f *Frames) Max() (bytes, frames int) {
@@ -24,9 +30,21 @@ func (f *Frames) Max() (bytes, frames int) {
 	return f.max, f.count
 }
 
-func (f *Frames) frame(n int) {
+// Largest is the start of the largest frame, to tell which answer it was.
+func (f *Frames) Largest() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.maxHead
+}
+
+func (f *Frames) frame(b []byte) {
+	if bytes.Contains(b, toolsList) {
+		return
+	}
 	f.count++
-	f.max = max(f.max, n)
+	if len(b) > f.max {
+		f.max, f.maxHead = len(b), string(b[:min(len(b), 160)])
+	}
 }
 
 // Reader wraps a stdio server's output.
@@ -43,11 +61,12 @@ func (r *frameReader) Read(p []byte) (int, error) {
 	for chunk := p[:n]; len(chunk) > 0; {
 		i := bytes.IndexByte(chunk, '\n')
 		if i < 0 {
-			r.f.cur += len(chunk)
+			r.f.cur = append(r.f.cur, chunk...)
 			break
 		}
-		r.f.frame(r.f.cur + i)
-		r.f.cur = 0
+		r.f.cur = append(r.f.cur, chunk[:i]...)
+		r.f.frame(r.f.cur)
+		r.f.cur = r.f.cur[:0]
 		chunk = chunk[i+1:]
 	}
 	r.f.mu.Unlock()
@@ -72,7 +91,7 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	rt.f.mu.Lock()
-	rt.f.frame(len(body))
+	rt.f.frame(body)
 	rt.f.mu.Unlock()
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	return resp, nil

@@ -2,6 +2,7 @@ package toolstest
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -89,6 +90,22 @@ func testToolsList(t *testing.T, c *Client) {
 }
 
 func testArgsInvalid(t *testing.T, c *Client) {
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		arg  string
+	}{
+		{"read_note", map[string]any{"path": "index.md", "bogus": 1}, "bogus"},
+		{"search", map[string]any{"query": "x", "limit": 0}, "limit"},
+		{"search", map[string]any{"query": "x", "mode": "psychic"}, "mode"},
+		{"search", map[string]any{}, "query"},
+		{"read_note", map[string]any{"path": 42}, "path"},
+	} {
+		r := c.MustFail("args-invalid", tc.tool, tc.args)
+		if !strings.Contains(r.Message, `"`+tc.arg+`"`) || strings.Contains(r.Message, "validating") {
+			t.Errorf("%s(%v): the message should name %q for a person: %s", tc.tool, tc.args, tc.arg, r.Message)
+		}
+	}
 	c.MustFail("args-invalid", "read_note", map[string]any{"path": "index.md", "bogus": 1})
 	c.MustFail("args-invalid", "read_note", map[string]any{"path": 42})
 	c.MustFail("args-invalid", "read_note", map[string]any{})
@@ -104,6 +121,20 @@ func testArgsInvalid(t *testing.T, c *Client) {
 	c.MustFail("args-invalid", "read_attachment", map[string]any{"path": "index.md"})
 }
 
+// humanMessage checks an error is written for a person: it names the
+// argument (and says so in its fields) and leaks no Go error chain.
+func humanMessage(t *testing.T, tool string, r Result, arg string) {
+	t.Helper()
+	for _, leak := range []string{"store:", "fs:", "s3:", "%!", "<nil>", "rpc error"} {
+		if strings.Contains(r.Message, leak) {
+			t.Errorf("%s: message leaks %q: %s", tool, leak, r.Message)
+		}
+	}
+	if !strings.Contains(r.Message, arg) || r.Fields["argument"] != arg {
+		t.Errorf("%s: message or fields do not name the argument %q: %s %v", tool, arg, r.Message, r.Fields)
+	}
+}
+
 // traversals are paths every tool must refuse with path-invalid.
 var traversals = []string{
 	"../outside.md", "/etc/passwd", "a/../../b.md", `a\..\b.md`, "a\x00b.md",
@@ -113,7 +144,8 @@ var traversals = []string{
 func testPathInvalid(t *testing.T, c *Client) {
 	for _, p := range traversals {
 		for _, tool := range []string{"read_note", "read_outline", "list_outgoing_links", "list_backlinks", "link_graph", "read_attachment"} {
-			c.MustFail("path-invalid", tool, map[string]any{"path": p})
+			r := c.MustFail("path-invalid", tool, map[string]any{"path": p})
+			humanMessage(t, tool, r, "path")
 		}
 		c.MustFail("path-invalid", "list_notes", map[string]any{"path": p})
 		c.MustFail("path-invalid", "list_attachments", map[string]any{"path": p})
