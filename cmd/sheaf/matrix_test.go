@@ -37,6 +37,7 @@ var matrixNotes = map[string]string{
 	hiddenPath:             "---\ntags: [shared, " + hiddenTag + "]\nid: " + hiddenID + "\naliases: [Spy]\n---\n# Covert\n\nThe " + marker + " plan: [[Alpha]]. zebra.\n\n> [!ai] Burn the " + marker + " papers\n",
 	"Secret/Other.md":      "#shared\n\n" + marker + " zebra [[Covert]] @helper\n",
 	"Secret/diagram.png":   "\x89PNG " + marker,
+	"Secret/blob.md":       "\x00\x01\x02 binary " + marker, // a problem the index records
 	"AGENTS.md":            "# Brief\n\nThe " + marker + " brief for agents.\n",
 	"log.md":               "# Log\n\n## [2026-05-01] ingest | " + marker + " source\n",
 	"eval/questions.jsonl": `{"question":"where is the ` + marker + ` plan?","expected_paths":["` + hiddenPath + `"]}` + "\n",
@@ -306,6 +307,11 @@ func runMatrix(t *testing.T, m *matrixServer) {
 	control.MustOK("get_vault_info", nil, &info)
 	if info.NoteCount != 7 || info.AgentsFile == nil {
 		t.Errorf("control vault info: %+v", info)
+	}
+	var probs struct{ Problems []struct{ Path string } }
+	control.MustOK("get_vault_info", nil, &probs)
+	if !slices.ContainsFunc(probs.Problems, func(p struct{ Path string }) bool { return p.Path == "Secret/blob.md" }) {
+		t.Errorf("control: the hidden binary note is not among the problems %v: the scan proves nothing", probs.Problems)
 	}
 	var cs struct{ Total int }
 	control.MustOK("search", map[string]any{"query": marker}, &cs)
