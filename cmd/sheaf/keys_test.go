@@ -74,6 +74,23 @@ func TestKeysCommandAndServe(t *testing.T) {
 	r := session(reader)
 	r.WaitIndexed()
 	r.MustOK("list_notes", map[string]any{}, nil)
+	// A core-profile key lists and may call only the core tools.
+	core := strings.TrimSpace(sheafCmd(t, "keys", "add", "core", "--vault", vault, "--profile", "core"))
+	time.Sleep(1100 * time.Millisecond) // the server re-reads the keys file at most once a second
+	c := session(core)
+	tl, err := c.S.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(tl.Tools); n == 0 || n > 12 {
+		t.Errorf("a core key lists %d tools", n)
+	}
+	c.MustOK("read_note", map[string]any{"path": "Glossary.md"}, nil)
+	// For it, the others do not exist: calling one is what calling an
+	// unknown tool is (a protocol error from the MCP layer).
+	if _, err := c.S.CallTool(t.Context(), &mcp.CallToolParams{Name: "lint", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("a core key called lint: %v", err)
+	}
 
 	// The expired key: refused once its time is up, with the same 401.
 	time.Sleep(2 * time.Second)

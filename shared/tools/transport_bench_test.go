@@ -88,4 +88,4 @@ func BenchmarkHTTPAuth(b *testing.B) {
 type staticSource []byte
 
 func (s staticSource) Load(context.Context) ([]byte, bool, error) { return s, true, nil }
-func (s staticSource) String() string                            { return "static" }
+func (s staticSource) String() string                             { return "static" }

@@ -235,7 +235,9 @@ func (s scopedStore) ownVisible(p string, data []byte) bool {
 }
 
 // aboutOwn reports whether p may be one of the objects about names.
-func aboutOwn(p string) bool { return strings.HasPrefix(p, leaseDir+"/") || strings.HasPrefix(p, ProposalDir) }
+func aboutOwn(p string) bool {
+	return strings.HasPrefix(p, leaseDir+"/") || strings.HasPrefix(p, ProposalDir)
+}
 
 var (
 	_ store.Store       = scopedStore{}
