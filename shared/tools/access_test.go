@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -127,6 +128,35 @@ func callAs(t *testing.T, hs map[string]server.ToolHandlerFunc, id auth.Identity
 	}
 	_ = json.Unmarshal(res.StructuredContent.(json.RawMessage), &o.res)
 	return o
+}
+
+// schemaCheck validates results against the served tools' output schemas,
+// as the SDK clients do.
+func schemaCheck(t *testing.T, s *Server) func(tool string, o outcome) {
+	schemas := map[string]*jsonschema.Resolved{}
+	for _, tl := range s.serve(append(s.declared(), testWriteTools(s)...)) {
+		var sch jsonschema.Schema
+		if err := json.Unmarshal(tl.Tool.RawOutputSchema, &sch); err != nil {
+			t.Fatal(err)
+		}
+		rs, err := sch.Resolve(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		schemas[tl.Tool.Name] = rs
+	}
+	return func(tool string, o outcome) {
+		t.Helper()
+		if o.kind != "" {
+			return
+		}
+		var v any
+		raw, _ := json.Marshal(o.res)
+		_ = json.Unmarshal(raw, &v)
+		if err := schemas[tool].Validate(v); err != nil {
+			t.Errorf("%s: result does not match its output schema: %v\n%s", tool, err, raw)
+		}
+	}
 }
 
 func ident(name string, scope auth.Scope, folders ...string) auth.Identity {
@@ -317,7 +347,8 @@ func TestScopedCallerSeesOnlyItsFolders(t *testing.T) {
 }
 
 func TestProposals(t *testing.T) {
-	_, dir, hs := gvault(t)
+	srv, dir, hs := gvault(t)
+	check := schemaCheck(t, srv)
 	proposer := ident("proposer", auth.ScopeWrite)
 	proposer.ProposeOnly = true
 	reviewer := ident("reviewer", auth.ScopeWrite)
@@ -340,6 +371,7 @@ func TestProposals(t *testing.T) {
 	if o.kind != "" {
 		t.Fatal(o.raw)
 	}
+	check("test_write", o)
 	prop, _ := o.res["proposal"].(map[string]any)
 	if prop == nil || prop["status"] != "pending" || o.res["partial"] != true {
 		t.Fatalf("no proposal in %s", o.raw)
@@ -358,6 +390,7 @@ func TestProposals(t *testing.T) {
 
 	// Listed for reviewers; a folder-scoped reviewer sees only its own.
 	list := callAs(t, hs, reviewer, "list_proposals", nil)
+	check("list_proposals", list)
 	if list.res["total"] != float64(3) {
 		t.Fatalf("list: %s", list.raw)
 	}
@@ -373,9 +406,11 @@ func TestProposals(t *testing.T) {
 	}
 
 	// Apply: the write happens with the reviewer's rights; the proposal goes.
-	if got := callAs(t, hs, reviewer, "apply_proposal", map[string]any{"id": id1}); got.kind != "" || got.res["applied"] != true {
-		t.Fatalf("apply: %s", got.raw)
+	applied := callAs(t, hs, reviewer, "apply_proposal", map[string]any{"id": id1})
+	if applied.kind != "" || applied.res["applied"] != true {
+		t.Fatalf("apply: %s", applied.raw)
 	}
+	check("apply_proposal", applied)
 	if read("Public/a.md") != "proposed A" {
 		t.Errorf("applied content: %q", read("Public/a.md"))
 	}
