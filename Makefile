@@ -43,7 +43,7 @@ unit:
 
 # The race detector over the concurrent parts (indexer, catalog, stores, tools).
 race:
-	$(GO) test -race -short -count=1 -timeout 15m ./indexer/ ./shared/vault/ ./shared/store/... ./shared/tools/ ./shared/textindex/... ./shared/vectors/... ./shared/embed/ ./shared/auth/ ./shared/llm/... ./functions/internal/...
+	$(GO) test -race -short -count=1 -timeout 15m ./indexer/ ./shared/vault/ ./shared/store/... ./shared/tools/ ./shared/textindex/... ./shared/vectors/... ./shared/embed/ ./shared/auth/... ./shared/llm/... ./functions/internal/...
 
 smoke: build
 	@test -d infra/smoke/node_modules || npm --prefix infra/smoke install --no-audit --no-fund --loglevel=error
@@ -80,6 +80,13 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzExplainArgs -fuzztime 15s ./shared/tools/
 	$(GO) test -run '^$$' -fuzz FuzzEmbeddingsBody -fuzztime 15s ./infra/embedder/
 	$(GO) test -run '^$$' -fuzz FuzzInvoke -fuzztime 15s ./functions/internal/lambdahttp/
+	$(GO) test -run '^$$' -fuzz FuzzParseKeyFile -fuzztime 20s ./shared/auth/
+	$(GO) test -run '^$$' -fuzz FuzzAuthenticateToken -fuzztime 15s ./shared/auth/
+	$(GO) test -run '^$$' -fuzz FuzzFolders -fuzztime 20s ./shared/auth/
+	$(GO) test -run '^$$' -fuzz FuzzVerifyToken -fuzztime 15s ./shared/auth/oauth/
+	$(GO) test -run '^$$' -fuzz FuzzVerifyClaims -fuzztime 20s ./shared/auth/oauth/
+	$(GO) test -run '^$$' -fuzz FuzzParseURL -fuzztime 10s ./shared/auth/ssmkeys/
+	$(GO) test -run '^$$' -fuzz FuzzCursorOpen -fuzztime 10s ./shared/auth/
 
 run:
 	$(GO) run ./cmd/sheaf serve --vault $(VAULT) --http $(ADDR)

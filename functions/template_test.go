@@ -124,11 +124,27 @@ func TestTemplateFunctions(t *testing.T) {
 	}
 
 	mcp := fns["McpFunction"]
-	if mcp.Environment.Variables["SHEAF_TOKEN"] != "ref:Token" {
-		t.Errorf("McpFunction: SHEAF_TOKEN not from the Token parameter")
+	authEnv := map[string]string{
+		"SHEAF_TOKEN": "ref:Token", "SHEAF_KEYS": "ref:Keys", "SHEAF_OAUTH_ISSUER": "ref:OAuthIssuer",
+		"SHEAF_OAUTH_AUDIENCE": "ref:OAuthAudience", "SHEAF_OAUTH_JWKS_URL": "ref:OAuthJWKSUrl",
+		"SHEAF_OAUTH_SCOPE_PREFIX": "ref:OAuthScopePrefix",
 	}
-	if _, ok := fns["IndexerFunction"].Environment.Variables["SHEAF_TOKEN"]; ok {
-		t.Errorf("IndexerFunction must not get the MCP token")
+	for k, v := range authEnv {
+		if got := mcp.Environment.Variables[k]; got != v {
+			t.Errorf("McpFunction: %s = %q, want %q", k, got, v)
+		}
+		if _, ok := fns["IndexerFunction"].Environment.Variables[k]; ok {
+			t.Errorf("IndexerFunction must not get %s", k)
+		}
+	}
+	for p, pattern := range map[string]string{"Keys": "ssm:/sheaf/", "OAuthIssuer": "https://", "OAuthAudience": "https://"} {
+		got := tmpl.Parameters[p]
+		if got.Default != "" || !strings.Contains(deref(got.AllowedPattern), pattern) {
+			t.Errorf("parameter %s: default %v, pattern %q", p, got.Default, deref(got.AllowedPattern))
+		}
+	}
+	if got := tmpl.Parameters["Token"]; got.Default != "" || deref(got.AllowedPattern) != "^(|.{16,})$" {
+		t.Errorf("Token must be optional but at least 16 characters when set: %+v", got)
 	}
 	if deref(mcp.Timeout) > 30 {
 		t.Errorf("McpFunction timeout %d s: API Gateway gives up at 30 s", deref(mcp.Timeout))
@@ -239,6 +255,9 @@ func checkPolicies(t *testing.T, name string, fn *serverless.Function) {
 	want := map[string][]string{
 		"s3:GetObject": {objects}, "s3:ListBucket": {bucket},
 		"s3:PutObject": {writes}, "s3:DeleteObject": {writes},
+	}
+	if name == "McpFunction" { // the keys may be an SSM parameter, only under /sheaf/
+		want["ssm:GetParameter"] = []string{"sub:arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/sheaf/*"}
 	}
 	for a, res := range grants {
 		if !slices.Equal(res, want[a]) {

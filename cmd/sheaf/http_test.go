@@ -63,7 +63,7 @@ func TestHTTPTokenOriginAndTopLevelKind(t *testing.T) {
 
 func TestServeRefusesOpenBindWithoutToken(t *testing.T) {
 	out, err := exec.Command(bin, "serve", "--vault", sampleVault(t), "--http", "0.0.0.0:0").CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "without a token") {
+	if err == nil || !strings.Contains(string(out), "without credentials") {
 		t.Errorf("serve on 0.0.0.0 without a token: err %v, %s", err, out)
 	}
 }

@@ -38,6 +38,7 @@ func main() {
 	root.AddCommand(evalCmd())
 	root.AddCommand(embedCmd())
 	root.AddCommand(writeCmd(), mvCmd(), rmCmd(), restoreCmd())
+	root.AddCommand(keysCmd())
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "sheaf:", err)
 		os.Exit(1)

@@ -123,6 +123,12 @@ func httpServer(t testing.TB, vault string, extra ...string) string {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
+	return httpServerAt(t, vault, addr, extra...)
+}
+
+// httpServerAt is httpServer on a given address.
+func httpServerAt(t testing.TB, vault, addr string, extra ...string) string {
+	t.Helper()
 	args := append([]string{"serve", "--vault", vault, "--http", addr, "--log-level", "warn"}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = os.Stderr

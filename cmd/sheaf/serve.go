@@ -36,9 +36,6 @@ function beside it.`,
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
 		log := logger(cfg.LogLevel)
-		if cfg.HTTP != "" && cfg.Token == "" && !loopback(cfg.HTTP) {
-			return fmt.Errorf("refusing to listen on %s without a token: set --token (SHEAF_TOKEN) or bind 127.0.0.1", cfg.HTTP)
-		}
 		v, closeVault, err := openVault(ctx, cfg, log)
 		if err != nil {
 			return err
@@ -56,12 +53,17 @@ function beside it.`,
 		if cfg.HTTP == "" {
 			return tools.ServeStdio(ctx, srv, os.Stdin, os.Stdout)
 		}
+		ha, err := httpAuth(ctx, cfg, v)
+		if err != nil {
+			return err
+		}
+		defer ha.Close()
 		ln, err := net.Listen("tcp", cfg.HTTP)
 		if err != nil {
 			return err
 		}
 		hs := &http.Server{
-			Handler:           tools.HTTPHandler(srv, tools.HTTPOptions{Token: cfg.Token, AllowedOrigins: cfg.AllowedOrigins}),
+			Handler:           tools.HTTPHandler(srv, ha.HTTPOptions(cfg.AllowedOrigins)),
 			ReadHeaderTimeout: 10 * time.Second,
 		}
 		go func() {
@@ -96,6 +98,25 @@ func openVault(ctx context.Context, cfg *config.Config, log *slog.Logger) (*tool
 	}
 	l.Start(ctx, cfg.NoWatch)
 	return l.Vault, l.Close, nil
+}
+
+// httpAuth wires who may call the HTTP endpoint. Beyond loopback a
+// credential is always required, and the server refuses to start unless
+// someone can present one.
+func httpAuth(ctx context.Context, cfg *config.Config, v *tools.Vault) (*config.HTTPAuth, error) {
+	wide := !loopback(cfg.HTTP)
+	ha, err := config.OpenAuth(ctx, cfg, v.Store, wide)
+	if err != nil {
+		return nil, err
+	}
+	if ok, err := ha.HasCredentials(ctx); err != nil {
+		ha.Close()
+		return nil, err
+	} else if wide && !ok {
+		ha.Close()
+		return nil, fmt.Errorf("refusing to listen on %s without credentials: add a key (sheaf keys add), set --token (SHEAF_TOKEN) or --oauth-issuer, or bind 127.0.0.1", cfg.HTTP)
+	}
+	return ha, nil
 }
 
 // loopback reports whether addr (host:port) binds only a loopback interface.

@@ -1,6 +1,6 @@
 // Command mcp is the MCP Lambda function: API Gateway HTTP API, Function URL
 // and REST API events go through Sheaf's streamable HTTP handler (stateless,
-// buffered JSON, bearer token checked before the MCP layer) over the cloud
+// buffered JSON, the caller authenticated before the MCP layer) over the cloud
 // vault that the SHEAF_* variables name. Init makes no network call.
 package main
 
@@ -14,6 +14,8 @@ import (
 
 	"github.com/sheaf-dev/sheaf/functions/internal/fnenv"
 	"github.com/sheaf-dev/sheaf/functions/internal/lambdahttp"
+	"github.com/sheaf-dev/sheaf/shared/auth"
+	"github.com/sheaf-dev/sheaf/shared/config"
 	"github.com/sheaf-dev/sheaf/shared/tools"
 )
 
@@ -33,16 +35,26 @@ func main() {
 	lambda.Start(lambdahttp.Handler{H: h}.Invoke)
 }
 
-// newHandler wires the vault and returns the MCP endpoint (/mcp, and
-// /healthz without a token). A deployment must set SHEAF_TOKEN: the
-// endpoint is public.
+// newHandler wires the vault and returns the MCP endpoint (/mcp, /healthz
+// and, with OAuth, the protected resource metadata). The endpoint is
+// public, so every request needs a credential: an API key from the keys
+// file (the bucket's .sheaf/keys.json by default, or SHEAF_KEYS), an OAuth
+// access token (SHEAF_OAUTH_ISSUER and SHEAF_OAUTH_AUDIENCE) or the shared
+// SHEAF_TOKEN. Nothing is fetched before the first request.
 func newHandler(ctx context.Context) (http.Handler, error) {
-	cfg, cl, _, err := fnenv.OpenCloud(ctx)
+	cfg, cl, log, err := fnenv.OpenCloud(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Token == "" {
-		return nil, errors.New("SHEAF_TOKEN is not set: the function's endpoint is public and must require a bearer token")
+	ha, err := config.OpenAuth(ctx, cfg, cl.Vault.Store, true)
+	if err != nil {
+		return nil, err
+	}
+	if ha.Auth.Keys == nil && ha.Auth.Token == "" && ha.Auth.OAuth == nil {
+		return nil, errors.New("SHEAF_KEYS=none without SHEAF_TOKEN or SHEAF_OAUTH_ISSUER: nobody could call the function")
+	}
+	if ha.Auth.Token == "" && ha.Auth.OAuth == nil && cfg.Keys == "" {
+		log.Info("only API keys from the bucket's keys file are accepted", "keys", auth.KeysPath)
 	}
 	s, err := tools.NewServer(cl.Vault)
 	if err != nil {
@@ -54,5 +66,5 @@ func newHandler(ctx context.Context) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return tools.HTTPHandler(srv, tools.HTTPOptions{Token: cfg.Token, AllowedOrigins: cfg.AllowedOrigins}), nil
+	return tools.HTTPHandler(srv, ha.HTTPOptions(cfg.AllowedOrigins)), nil
 }

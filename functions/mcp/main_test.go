@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -22,6 +23,8 @@ import (
 
 	"github.com/sheaf-dev/sheaf/functions/internal/cloudtest"
 	"github.com/sheaf-dev/sheaf/functions/internal/rietest"
+	"github.com/sheaf-dev/sheaf/shared/auth"
+	"github.com/sheaf-dev/sheaf/shared/auth/oauth/oauthtest"
 	"github.com/sheaf-dev/sheaf/shared/store/s3/s3test"
 	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
 )
@@ -211,12 +214,15 @@ func invokeJSON(t *testing.T, r *rietest.RIE, event string, out any) {
 	}
 }
 
-// TestInitRefusesNoToken: a deployment without SHEAF_TOKEN fails its init
-// rather than serve an open endpoint.
-func TestInitRefusesNoToken(t *testing.T) {
+// TestInitRefusesNoCredentials: a deployment that turns keys off and sets
+// neither SHEAF_TOKEN nor OAuth fails its init rather than serve an
+// endpoint nobody can use. (Without SHEAF_KEYS=none, the bucket's keys file
+// is the credential store and an empty one lets nobody in: see
+// TestKeysAndOAuthLambda.)
+func TestInitRefusesNoCredentials(t *testing.T) {
 	bin := build(t)
 	r := rietest.Start(t, bin, "SHEAF_VAULT=s3://b/p?endpoint=http://127.0.0.1:9&path_style=true",
-		"SHEAF_SEARCH=http://127.0.0.1:9", "AWS_ACCESS_KEY_ID=a", "AWS_SECRET_ACCESS_KEY=b")
+		"SHEAF_SEARCH=http://127.0.0.1:9", "SHEAF_KEYS=none", "AWS_ACCESS_KEY_ID=a", "AWS_SECRET_ACCESS_KEY=b")
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	if payload, err := r.Invoke(ctx, []byte(`{"version":"2.0","rawPath":"/healthz","requestContext":{"http":{"method":"GET"}}}`)); err == nil {
@@ -357,3 +363,54 @@ func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// TestKeysAndOAuthLambda: the function under the Lambda emulator, behind
+// the in-test gateway, accepts API keys from the bucket's .sheaf/keys.json
+// and OAuth access tokens for its own URL; the official TypeScript SDK
+// discovers the metadata from the 401 and calls tools with its token.
+func TestKeysAndOAuthLambda(t *testing.T) {
+	bin := build(t)
+	as := oauthtest.New(t)
+	v := cloudtest.Sample(t, s3test.Options{})
+	v.Reconcile(t)
+	kf := &auth.KeyFile{}
+	reader, _, err := kf.Add(auth.NewKeyOptions{Name: "reader", Scopes: []auth.Scope{auth.ScopeRead}}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Put(t, auth.KeysPath, kf.Marshal())
+
+	// The gateway listens first: the function must know its URL (the
+	// audience) when it starts.
+	gw := &rietest.Gateway{}
+	srv := httptest.NewServer(gw)
+	t.Cleanup(srv.Close)
+	endpoint := srv.URL + "/mcp"
+	env := slices.DeleteFunc(v.Env(), func(kv string) bool { return strings.HasPrefix(kv, "SHEAF_TOKEN=") })
+	gw.RIE = rietest.Start(t, bin, append(env, "SHEAF_OAUTH_ISSUER="+as.URL, "SHEAF_OAUTH_AUDIENCE="+endpoint)...)
+
+	resp := post(t, endpoint, "", initialize)
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `resource_metadata="`+srv.URL+`/.well-known/oauth-protected-resource/mcp"`) {
+		t.Fatalf("no token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+	md, err := http.Get(srv.URL + "/.well-known/oauth-protected-resource/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct{ Resource string }
+	_ = json.NewDecoder(md.Body).Decode(&meta)
+	md.Body.Close()
+	if md.StatusCode != http.StatusOK || meta.Resource != endpoint {
+		t.Errorf("metadata: %d %+v", md.StatusCode, meta)
+	}
+	if resp := post(t, endpoint, "Bearer "+cloudtest.Token, initialize); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("SHEAF_TOKEN unset, yet the old token got %d", resp.StatusCode)
+	}
+	c := toolstest.NewClient(t, cloudtest.Connect(t, endpoint, reader))
+	var info struct{ NoteCount int }
+	c.MustOK("get_vault_info", map[string]any{}, &info)
+	if info.NoteCount == 0 {
+		t.Error("no notes with a key from the bucket")
+	}
+	as.RunTypeScriptClient(t, endpoint)
+}

@@ -20,7 +20,12 @@ type Config struct {
 	VaultID            string        // the `vault` argument's value; default: from the folder name
 	State              string        // where derived state lives; default <vault>/.sheaf
 	HTTP               string        // listen address for streamable HTTP; "" = stdio
-	Token              string        // bearer token for HTTP
+	Token              string        // the single shared bearer token for HTTP (a full-scope key)
+	Keys               string        // API keys: "" the vault's .sheaf/keys.json, a file, ssm:NAME, or "none"
+	OAuthIssuer        string        // OAuth authorization server (issuer URL); "" = no OAuth
+	OAuthAudience      string        // this server's MCP URL, the audience tokens must carry
+	OAuthJWKSURL       string        // the issuer's JWKS; "" = discovered from its metadata
+	OAuthScopePrefix   string        // token scopes are <prefix>read, <prefix>write, <prefix>admin
 	AllowedOrigins     []string      // extra browser origins allowed on HTTP
 	Profile            string        // tool profile: core or full
 	ImmutablePaths     []string      // write-once prefixes
@@ -56,7 +61,12 @@ func (c *Config) Flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.VaultID, "vault-id", "", "the vault's id for the `vault` tool argument (default: from the folder name)")
 	fs.StringVar(&c.State, "state", "", "folder for the index and catalog (default <vault>/.sheaf, or the user cache folder when the vault is read-only)")
 	fs.StringVar(&c.HTTP, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8787) instead of stdio")
-	fs.StringVar(&c.Token, "token", "", "bearer token required by the HTTP endpoint (required to listen beyond loopback)")
+	fs.StringVar(&c.Token, "token", "", "a single shared bearer token for the HTTP endpoint, with every scope (see sheaf keys for scoped keys)")
+	fs.StringVar(&c.Keys, "keys", "", "API keys file: a path, ssm:/parameter/name (AWS SSM SecureString), or none (default: the vault's .sheaf/keys.json, used when it exists)")
+	fs.StringVar(&c.OAuthIssuer, "oauth-issuer", "", "OAuth 2.1 authorization server (issuer URL) whose JWT access tokens the HTTP endpoint accepts")
+	fs.StringVar(&c.OAuthAudience, "oauth-audience", "", "this server's public MCP URL (e.g. https://notes.example.com/mcp): the audience access tokens must be issued for")
+	fs.StringVar(&c.OAuthJWKSURL, "oauth-jwks-url", "", "the authorization server's JWKS URL (default: discovered from the issuer's metadata)")
+	fs.StringVar(&c.OAuthScopePrefix, "oauth-scope-prefix", "sheaf:", "prefix of the token scopes read, write and admin (Cognito resource servers: e.g. sheaf/)")
 	fs.StringSliceVar(&c.AllowedOrigins, "allowed-origins", nil, "browser origins allowed to call the HTTP endpoint besides loopback ones")
 	fs.StringVar(&c.Profile, "profile", "full", "tool profile: core (the dozen most used tools) or full")
 	fs.StringSliceVar(&c.ImmutablePaths, "immutable-paths", []string{"sources/"}, "write-once folder prefixes: notes there can be created, never changed, moved or deleted")

@@ -74,7 +74,7 @@ func (s *Server) ListAttachments(ctx context.Context, in listAttachmentsIn) (*Pa
 
 // ReadAttachment implements read_attachment.
 func (s *Server) ReadAttachment(ctx context.Context, in readAttachmentIn) (*readAttachmentOut, error) {
-	v, err := s.vault(in.VaultArg)
+	v, err := s.vault(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
 	}

@@ -53,6 +53,10 @@ type covered interface{ coverage() *Coverage }
 // response budget, and the index state of the vaults the call read.
 type call struct {
 	budget int
+	// propose, set by the guard for a propose-only caller's write, stores
+	// the call as a proposal; the tool then answers with it instead of
+	// writing (see define).
+	propose func(context.Context) (*ProposalRef, error)
 
 	mu        sync.Mutex
 	indexing  *Indexing

@@ -48,6 +48,9 @@ func define[In, Out any](name, title, description string, h hints, fn func(ctx c
 	}
 	inSchema := mustSchema[In](name, "input")
 	outSchema := mustSchema[Out](name, "output")
+	if proposable(name) {
+		outSchema.Properties["proposal"] = proposalSchema
+	}
 	resolved, err := inSchema.Resolve(nil)
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: input schema: %v", name, err))
@@ -93,6 +96,13 @@ func define[In, Out any](name, title, description string, h hints, fn func(ctx c
 		in, terr := decodeArgs[In](req, inSchema, resolved, defaults)
 		if terr != nil {
 			return errorResult(terr), nil
+		}
+		if c.propose != nil { // a propose-only caller: queue the call, write nothing
+			ref, err := c.propose(ctx)
+			if err != nil {
+				return errorResult(toError(err)), nil
+			}
+			return proposedResult(new(Out), ref), nil
 		}
 		out, err := fn(ctx, in)
 		if err != nil {

@@ -52,7 +52,7 @@ func (s *Server) feedbackTool() Tool {
 
 // RecordRetrievalFeedback implements record_retrieval_feedback.
 func (s *Server) RecordRetrievalFeedback(ctx context.Context, in feedbackIn) (*feedbackOut, error) {
-	v, err := s.vault(in.VaultArg)
+	v, err := s.vault(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
 	}

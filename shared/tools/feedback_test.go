@@ -16,7 +16,7 @@ func TestRecordRetrievalFeedback(t *testing.T) {
 	s, _ := indexedServer(t, map[string]string{"a.md": "# A\n"}, nil)
 	at := time.Date(2026, 5, 29, 17, 4, 5, 123456789, time.UTC)
 	s.now = func() time.Time { return at }
-	ctx := auth.WithIdentity(context.Background(), auth.Identity{Subject: "alice"})
+	ctx := auth.WithIdentity(context.Background(), auth.Identity{Subject: "alice", Granted: []auth.Scope{auth.ScopeAdmin}})
 	in := feedbackIn{ChunkID: "a.md#p0", Useful: false, Query: "what is A?", Note: "too short"}
 	for range 2 {
 		out, err := s.RecordRetrievalFeedback(ctx, in)
@@ -24,7 +24,7 @@ func TestRecordRetrievalFeedback(t *testing.T) {
 			t.Fatalf("%+v, %v", out, err)
 		}
 	}
-	v, _ := s.vault(VaultArg{})
+	v, _ := s.vault(context.Background(), VaultArg{})
 	var objs []store.Object
 	if err := v.Store.List(ctx, FeedbackPrefix, func(o store.Object) error { objs = append(objs, o); return nil }); err != nil {
 		t.Fatal(err)

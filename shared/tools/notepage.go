@@ -225,12 +225,12 @@ func readPage(ctx context.Context, v *Vault, cat *vault.Catalog, path string, of
 
 	// The whole file's hash (compare-and-swap needs it) and the line the
 	// page starts on, from one read of the whole file, remembered.
-	sc := v.scans.get(path, got.ETag)
+	sc := v.state().scans.get(path, got.ETag)
 	if sc == nil {
 		if sc, err = scanFile(ctx, v.Store, path, got.ETag); err != nil {
 			return nil, err
 		}
-		v.scans.put(path, sc)
+		v.state().scans.put(path, sc)
 	}
 	p.hash = sc.hash
 	if p.startLine, err = sc.lineAt(ctx, v.Store, path, p.offset); err != nil {

@@ -525,7 +525,7 @@ type readOutlineOut struct {
 
 // ReadOutline implements read_outline.
 func (s *Server) ReadOutline(ctx context.Context, in readOutlineIn) (*readOutlineOut, error) {
-	v, err := s.vault(in.VaultArg)
+	v, err := s.vault(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
 	}

@@ -602,11 +602,24 @@ type refEntry struct {
 	dead  atomic.Bool            // dropped from the cache: cache nothing more
 }
 
-func refCacheFor(v *Vault) *refCache { return &v.refs }
+func refCacheFor(v *Vault) *refCache { return &v.state().refs }
 
 // files returns the cache's entries for the catalog's notes, sorted by path,
 // reusing every entry whose note has not changed.
 func (c *refCache) files(cat *vault.Catalog) []*refEntry {
+	if base := cat.Base(); base != nil {
+		// A caller's view: the whole vault's entries (so that callers of
+		// different views share one cache), narrowed to the view's notes.
+		all := c.files(base)
+		visible := cat.Paths()
+		out := make([]*refEntry, 0, len(visible))
+		for _, e := range all {
+			if _, ok := slices.BinarySearch(visible, e.path); ok {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	gen := cat.Generation()

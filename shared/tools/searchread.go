@@ -436,7 +436,7 @@ func jsonLen(v any) int {
 // the vault). When the store cannot hold one (a read-only vault), the process
 // uses a random key of its own: its cursors then work only on this instance.
 func cursorsFor(ctx context.Context, v *Vault) (*auth.Cursors, error) {
-	if c := v.cursors.Load(); c != nil {
+	if c := v.state().cursors.Load(); c != nil {
 		return c, nil
 	}
 	configured := v.CursorKey
@@ -452,6 +452,6 @@ func cursorsFor(ctx context.Context, v *Vault) (*auth.Cursors, error) {
 		key = make([]byte, 32)
 		_, _ = rand.Read(key)
 	}
-	v.cursors.CompareAndSwap(nil, auth.NewCursors(key, cursorTTL))
-	return v.cursors.Load(), nil
+	v.state().cursors.CompareAndSwap(nil, auth.NewCursors(key, cursorTTL))
+	return v.state().cursors.Load(), nil
 }

@@ -171,7 +171,7 @@ func TestSearchAndReadPerItemErrors(t *testing.T) {
 	}
 
 	// A note over the server's read limit is an error with its size and the limit.
-	v, _ := s.vault(VaultArg{})
+	v, _ := s.vault(context.Background(), VaultArg{})
 	v.MaxNoteBytes = 10
 	out, err = s.SearchAndRead(ctx, sarArgs("turnip", 3))
 	if err != nil {
@@ -329,9 +329,9 @@ func TestSearchAndReadCursors(t *testing.T) {
 	changed = next
 	changed.ResponseFormat = "concise"
 	wantErr("changed format", ctx, changed, "other arguments")
-	wantErr("another caller", auth.WithIdentity(ctx, auth.Identity{Subject: "mallory"}), next, "other arguments")
+	wantErr("another caller", auth.WithIdentity(ctx, auth.Identity{Subject: "mallory", Granted: []auth.Scope{auth.ScopeAdmin}}), next, "other arguments")
 
-	v, _ := s.vault(VaultArg{})
+	v, _ := s.vault(context.Background(), VaultArg{})
 	c, err := cursorsFor(ctx, v)
 	if err != nil {
 		t.Fatal(err)

@@ -455,7 +455,7 @@ func callTool(t *testing.T, s *Server, name, identity string, args map[string]an
 		}
 		req := mcp.CallToolRequest{}
 		req.Params.Name, req.Params.Arguments = name, args
-		ctx := auth.WithIdentity(context.Background(), auth.Identity{Subject: identity})
+		ctx := auth.WithIdentity(context.Background(), auth.Identity{Subject: identity, Granted: []auth.Scope{auth.ScopeAdmin}})
 		res, err := tool.Handler(ctx, req)
 		if err != nil {
 			t.Fatal(err)

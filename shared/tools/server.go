@@ -99,9 +99,8 @@ type Vault struct {
 	MaxAttachmentBytes int64    // read_attachment refuses bigger files; 0: 5 MiB
 	CursorKey          string   // HMAC key of search_and_read cursors; "": the key stored in the vault, created once
 
-	refs    refCache                     // find_references' folded note texts
-	scans   fileScans                    // hash and line index of notes read by pages
-	cursors atomic.Pointer[auth.Cursors] // the cursor signer, loaded on first use
+	own   *vaultState // caches and the cursor signer, shared with every caller's view
+	scope *scope      // in a caller's view: the allowlist it is limited to; nil for the whole vault
 	// MaxWait caps how long await_directives blocks, for platforms with a
 	// request limit (25 s behind API Gateway); 0: 55 s.
 	MaxWait time.Duration
@@ -128,6 +127,8 @@ type Server struct {
 	now     func() time.Time
 	limiter *auth.Limiter // paid AI tools: PaidCallsPerMinute per identity
 
+	handlers atomic.Pointer[map[string]server.ToolHandlerFunc] // the served tools, for apply_proposal
+
 	// MaxResponseBytes is the response budget of every tool result (see
 	// DefaultMaxResponseBytes, the default when 0).
 	MaxResponseBytes int
@@ -140,6 +141,7 @@ func NewServer(vaults ...*Vault) (*Server, error) {
 		if _, dup := s.vaults[v.ID]; dup {
 			return nil, fmt.Errorf("two vaults with id %q", v.ID)
 		}
+		v.state()
 		s.vaults[v.ID] = v
 		s.order = append(s.order, v.ID)
 	}
@@ -154,8 +156,22 @@ type VaultArg struct {
 	Vault string `json:"vault,omitempty" jsonschema:"Vault id. May be omitted when only one vault is available." schema:"minLength=1,maxLength=64,pattern=^[a-z0-9_-]+$"`
 }
 
-// vault picks the vault a call works in.
-func (s *Server) vault(a VaultArg) (*Vault, error) {
+// vault picks the vault a call works in, as the caller sees it: a caller
+// limited to some folders gets a view in which nothing else exists (see
+// view.go).
+func (s *Server) vault(ctx context.Context, a VaultArg) (*Vault, error) {
+	v, err := s.pick(a)
+	if err != nil {
+		return nil, err
+	}
+	if id := auth.IdentityFrom(ctx); id.Scoped() {
+		return v.viewFor(id.Folders), nil
+	}
+	return v, nil
+}
+
+// pick finds the vault the `vault` argument names.
+func (s *Server) pick(a VaultArg) (*Vault, error) {
 	if a.Vault == "" {
 		if len(s.order) == 1 {
 			return s.vaults[s.order[0]], nil
@@ -173,7 +189,7 @@ func (s *Server) vault(a VaultArg) (*Vault, error) {
 
 // open resolves the vault and its current catalog.
 func (s *Server) open(ctx context.Context, a VaultArg) (*Vault, *vault.Catalog, error) {
-	v, err := s.vault(a)
+	v, err := s.vault(ctx, a)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -194,8 +210,11 @@ func (s *Server) open(ctx context.Context, a VaultArg) (*Vault, *vault.Catalog, 
 	return v, c, nil
 }
 
-// Tools returns every tool, sorted by name.
-func (s *Server) Tools() []Tool {
+// Tools returns every tool, sorted by name, each behind the core's checks.
+func (s *Server) Tools() []Tool { return s.serve(s.declared()) }
+
+// declared is every tool as its family declares it.
+func (s *Server) declared() []Tool {
 	var ts []Tool
 	ts = append(ts, s.vaultTools()...)
 	ts = append(ts, s.noteTools()...)
@@ -213,15 +232,36 @@ func (s *Server) Tools() []Tool {
 	ts = append(ts, s.writeTools()...)
 	ts = append(ts, s.moveTools()...)
 	ts = append(ts, s.pageTools()...)
+	ts = append(ts, s.proposalTools()...)
+	return ts
+}
+
+// serve puts declared tools behind the core, in order: the call's state
+// (response budget), the access guard (scope, folders, proposals; see
+// access.go), then the rate limit of paid tools, then the tool. It records
+// the result, by name, for apply_proposal.
+func (s *Server) serve(ts []Tool) []Tool {
 	sort.Slice(ts, func(i, j int) bool { return ts[i].Tool.Name < ts[j].Tool.Name })
 	ts = s.limitPaid(ts) // the rate limit of paid tools, over every tool registered above
+	ts = s.guardAll(ts)  // before the limit: a refused call spends nothing
+	byName := make(map[string]server.ToolHandlerFunc, len(ts))
 	for i, t := range ts {
 		next := t.Handler
 		ts[i].Handler = func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return next(withCall(ctx, &call{budget: s.budget()}), req)
 		}
+		byName[t.Tool.Name] = ts[i].Handler
 	}
+	s.handlers.Store(&byName)
 	return ts
+}
+
+// handler returns the served handler of a tool, nil when there is none.
+func (s *Server) handler(name string) server.ToolHandlerFunc {
+	if m := s.handlers.Load(); m != nil {
+		return (*m)[name]
+	}
+	return nil
 }
 
 // budget is the response budget of one result.
@@ -249,6 +289,7 @@ func (s *Server) MCPServer(version, profile string) (*server.MCPServer, error) {
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
+		server.WithToolFilter(profileFilter),
 	)
 	for _, t := range s.Tools() {
 		if profile == "core" && !slices.Contains(coreTools, t.Tool.Name) {
@@ -257,6 +298,15 @@ func (s *Server) MCPServer(version, profile string) (*server.MCPServer, error) {
 		srv.AddTool(t.Tool, t.Handler)
 	}
 	return srv, nil
+}
+
+// profileFilter lists only the core tools to a caller whose credential is
+// limited to the core profile (the guard refuses the others).
+func profileFilter(ctx context.Context, ts []mcp.Tool) []mcp.Tool {
+	if auth.IdentityFrom(ctx).Profile != auth.ProfileCore {
+		return ts
+	}
+	return slices.DeleteFunc(ts, func(t mcp.Tool) bool { return !slices.Contains(coreTools, t.Name) })
 }
 
 const instructions = `Sheaf serves a vault of Markdown notes (frontmatter, #tags, [[wikilinks]], headings).

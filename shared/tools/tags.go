@@ -78,7 +78,7 @@ func (s *Server) NotesByTag(ctx context.Context, in notesByTagIn) (*Paged[NoteSu
 
 // ListFolders implements list_folders.
 func (s *Server) ListFolders(ctx context.Context, in listFoldersIn) (*listFoldersOut, error) {
-	v, err := s.vault(in.VaultArg)
+	v, err := s.vault(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
 	}

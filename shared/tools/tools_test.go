@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/sheaf-dev/sheaf/shared/auth"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/tools.golden.json")
@@ -188,14 +190,16 @@ func TestTruncateText(t *testing.T) {
 
 func TestHTTPGuards(t *testing.T) {
 	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) })
-	h := checkOrigin(nil, checkToken("s3cret", ok))
+	h := checkOrigin(nil, authenticate(&auth.Authenticator{Token: "s3cret"}, nil, ok))
 	for _, c := range []struct {
 		auth, origin string
 		want         int
 	}{
 		{"", "", http.StatusUnauthorized},
 		{"Bearer wrong", "", http.StatusUnauthorized},
-		{"bearer s3cret", "", http.StatusUnauthorized},
+		{"Basic s3cret", "", http.StatusUnauthorized},
+		{"Bearer s3cret x", "", http.StatusUnauthorized},
+		{"bearer s3cret", "", http.StatusTeapot}, // the scheme is case-insensitive (RFC 7235)
 		{"Bearer s3cret", "", http.StatusTeapot},
 		{"Bearer s3cret", "http://localhost:5173", http.StatusTeapot},
 		{"Bearer s3cret", "https://evil.example", http.StatusForbidden},
@@ -212,8 +216,14 @@ func TestHTTPGuards(t *testing.T) {
 		if w.Code != c.want {
 			t.Errorf("auth %q origin %q: status %d, want %d", c.auth, c.origin, w.Code, c.want)
 		}
-		if w.Code == http.StatusUnauthorized && !strings.HasPrefix(w.Header().Get("WWW-Authenticate"), "Bearer") {
-			t.Errorf("401 without WWW-Authenticate: Bearer")
+		if w.Code == http.StatusUnauthorized {
+			wa := w.Header().Get("WWW-Authenticate")
+			if !strings.HasPrefix(wa, "Bearer") || strings.Contains(wa, "resource_metadata") {
+				t.Errorf("401 WWW-Authenticate %q", wa)
+			}
+			if sent := c.auth != ""; sent != strings.Contains(wa, `error="invalid_token"`) {
+				t.Errorf("auth %q: WWW-Authenticate %q (invalid_token only when a credential was sent)", c.auth, wa)
+			}
 		}
 	}
 }

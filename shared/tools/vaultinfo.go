@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
@@ -21,7 +22,7 @@ type Capabilities struct {
 	Embeddings      bool `json:"embeddings" jsonschema:"semantic_search, answer, related_notes work"`
 	LLM             bool `json:"llm" jsonschema:"answer, lint_semantic work"`
 	HasIndexCatalog bool `json:"hasIndexCatalog" jsonschema:"the vault has an index.md hub"`
-	ProposeOnly     bool `json:"proposeOnly" jsonschema:"writes queue as proposals"`
+	ProposeOnly     bool `json:"proposeOnly" jsonschema:"your writes queue as proposals (list_proposals) instead of changing notes"`
 }
 
 // Liveness says whether work is waiting and whether retrieval is current.
@@ -88,7 +89,7 @@ func (s *Server) VaultInfo(ctx context.Context, in vaultInfoIn) (*vaultInfoOut, 
 		return nil, err
 	}
 	_, hasIndex := cat.Note("index.md")
-	out.Capabilities = Capabilities{HasIndexCatalog: hasIndex}
+	out.Capabilities = Capabilities{HasIndexCatalog: hasIndex, ProposeOnly: auth.IdentityFrom(ctx).ProposeOnly}
 	out.Capabilities.Embeddings = v.Embedder != nil && v.Vectors != nil
 	out.Capabilities.LLM = v.LLM != nil
 	if out.Capabilities.Embeddings && v.Embeddings != nil {

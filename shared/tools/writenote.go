@@ -60,7 +60,7 @@ type writeNoteOut struct {
 
 // WriteNote implements write_note.
 func (s *Server) WriteNote(ctx context.Context, in WriteNoteIn) (*writeNoteOut, error) {
-	v, err := s.vault(in.VaultArg)
+	v, err := s.vault(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
 	}
@@ -317,7 +317,7 @@ type editsOut struct {
 
 // ApplyEdits implements apply_edits.
 func (s *Server) ApplyEdits(ctx context.Context, in editsIn) (*editsOut, error) {
-	v, err := s.vault(in.VaultArg)
+	v, err := s.vault(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
 	}
@@ -368,7 +368,7 @@ type patchOut struct {
 
 // PatchSection implements patch_section.
 func (s *Server) PatchSection(ctx context.Context, in patchIn) (*patchOut, error) {
-	v, err := s.vault(in.VaultArg)
+	v, err := s.vault(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
 	}
@@ -492,7 +492,7 @@ func (v *Vault) trash(ctx context.Context, path, expected string, now time.Time)
 // failing with note-exists if a note is there now, logs it and indexes it.
 // trashPath is delete_note's trash_path; it returns the restored path.
 func (s *Server) RestoreNote(ctx context.Context, va VaultArg, trashPath string) (string, WriteIndex, error) {
-	v, err := s.vault(va)
+	v, err := s.vault(ctx, va)
 	if err != nil {
 		return "", WriteIndex{}, err
 	}

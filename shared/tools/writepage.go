@@ -39,7 +39,7 @@ type completeOut struct {
 
 // CompleteDirective implements complete_directive.
 func (s *Server) CompleteDirective(ctx context.Context, in completeIn) (*completeOut, error) {
-	v, err := s.vault(in.VaultArg)
+	v, err := s.vault(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
 	}

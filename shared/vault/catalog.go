@@ -192,6 +192,8 @@ type Catalog struct {
 	attBases index // last segment of LinkKey(path) -> attachment paths
 
 	problems map[string]string // path -> why the file is skipped or degraded
+
+	base *Catalog // the catalog this one was filtered from (see Filter); nil for a full one
 }
 
 // NewCatalog returns an empty Catalog.

@@ -1,0 +1,128 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/sheaf-dev/sheaf/shared/auth"
+	"github.com/sheaf-dev/sheaf/shared/auth/oauth"
+	"github.com/sheaf-dev/sheaf/shared/auth/ssmkeys"
+	"github.com/sheaf-dev/sheaf/shared/store"
+	"github.com/sheaf-dev/sheaf/shared/store/fs"
+	"github.com/sheaf-dev/sheaf/shared/tools"
+)
+
+// How often each kind of keys source is re-read, so that added and revoked
+// keys take effect without a restart: a local file costs nothing, an S3 GET
+// a little, an SSM call counts against the account's API rate.
+const (
+	fileKeysEvery  = time.Second
+	cloudKeysEvery = 10 * time.Second
+	ssmKeysEvery   = time.Minute
+)
+
+// KeySource returns where the API keys live and whether --keys named them
+// explicitly: a file, an SSM parameter (ssm:NAME), or by default KeysPath in
+// the vault's own store (vaultStore). "none" gives a nil source. It makes no
+// network call.
+func (c *Config) KeySource(ctx context.Context, vaultStore store.Store) (src auth.KeySource, explicit bool, every time.Duration, err error) {
+	switch {
+	case c.Keys == "none":
+		return nil, false, 0, nil
+	case c.Keys == "":
+		if vaultStore == nil {
+			return nil, false, 0, nil
+		}
+		every := fileKeysEvery
+		if IsCloud(c.Vault) {
+			every = cloudKeysEvery
+		}
+		return auth.StoreKeys{Store: vaultStore, Name: auth.KeysPath + " in the vault"}, false, every, nil
+	case ssmkeys.IsURL(c.Keys):
+		u, err := ssmkeys.ParseURL(c.Keys)
+		if err != nil {
+			return nil, false, 0, err
+		}
+		s, err := ssmkeys.Open(ctx, u)
+		return s, true, ssmKeysEvery, err
+	}
+	abs, err := filepath.Abs(c.Keys)
+	if err != nil {
+		return nil, false, 0, err
+	}
+	dir, name := filepath.Split(abs)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, false, 0, fmt.Errorf("--keys %s: %w", c.Keys, err)
+	}
+	st, err := fs.Open(dir)
+	if err != nil {
+		return nil, false, 0, fmt.Errorf("--keys %s: %w", c.Keys, err)
+	}
+	return auth.StoreKeys{Store: st, Path: name, Name: abs}, true, fileKeysEvery, nil
+}
+
+// HTTPAuth is who may call the HTTP endpoint.
+type HTTPAuth struct {
+	Auth     *auth.Authenticator
+	Resource *oauth.Verifier // nil without OAuth
+}
+
+// OpenAuth wires the HTTP endpoint's authentication from the keys source
+// (see KeySource), the shared --token and the OAuth settings. require
+// demands a credential even while no keys file exists (a server reachable
+// beyond loopback). It makes no network call.
+func OpenAuth(ctx context.Context, c *Config, vaultStore store.Store, require bool) (*HTTPAuth, error) {
+	src, explicit, every, err := c.KeySource(ctx, vaultStore)
+	if err != nil {
+		return nil, err
+	}
+	a := &auth.Authenticator{Token: c.Token, Require: require || explicit}
+	if src != nil {
+		a.Keys = auth.NewKeyring(src, every)
+	}
+	h := &HTTPAuth{Auth: a}
+	switch {
+	case c.OAuthIssuer != "" || c.OAuthAudience != "":
+		v, err := oauth.New(oauth.Config{Issuer: c.OAuthIssuer, Audience: c.OAuthAudience, JWKSURL: c.OAuthJWKSURL, ScopePrefix: c.OAuthScopePrefix})
+		if err != nil {
+			return nil, fmt.Errorf("--oauth-issuer/--oauth-audience: %w", err)
+		}
+		a.OAuth, h.Resource = v, v
+	case c.OAuthJWKSURL != "":
+		return nil, errors.New("--oauth-jwks-url needs --oauth-issuer and --oauth-audience")
+	}
+	return h, nil
+}
+
+// HasCredentials reports whether anyone can authenticate at all: a token,
+// OAuth, or at least one key (it reads the keys).
+func (h *HTTPAuth) HasCredentials(ctx context.Context) (bool, error) {
+	if h.Auth.Token != "" || h.Auth.OAuth != nil {
+		return true, nil
+	}
+	if h.Auth.Keys == nil {
+		return false, nil
+	}
+	set, _, err := h.Auth.Keys.Keys(ctx)
+	return set.Len() > 0, err
+}
+
+// HTTPOptions are the transport options for this authentication.
+func (h *HTTPAuth) HTTPOptions(allowedOrigins []string) tools.HTTPOptions {
+	o := tools.HTTPOptions{Auth: h.Auth, AllowedOrigins: allowedOrigins}
+	if h.Resource != nil {
+		o.Resource = h.Resource
+	}
+	return o
+}
+
+// Close stops background work (the JWKS refresh).
+func (h *HTTPAuth) Close() {
+	if h.Resource != nil {
+		h.Resource.Close()
+	}
+}
