@@ -84,6 +84,17 @@ var matrixArgs = map[string]map[string]any{
 	"list_proposals":            {},
 	"apply_proposal":            {"id": "20260101T000000Z-000000000000"},
 	"reject_proposal":           {"id": "20260101T000000Z-000000000000"},
+	// The write tools, with arguments that fail the same way whoever calls
+	// them and whatever the order (nothing is written): a stale
+	// expected_hash, finds and targets that match nothing, no confirm, a
+	// taken path. A propose-only key's calls become proposals instead.
+	"write_note":         {"path": "Public/Alpha.md", "content": "x", "mode": "overwrite", "expected_hash": strings.Repeat("0", 64)},
+	"apply_edits":        {"path": "Public/Alpha.md", "edits": []map[string]any{{"find": "no such text", "replace": "y"}}},
+	"patch_section":      {"path": "Public/Alpha.md", "heading_path": []string{"No such heading"}, "operation": "append", "content": "x"},
+	"delete_note":        {"path": "Public/Alpha.md"},
+	"complete_directive": {"path": "Public/Alpha.md", "line": 999},
+	"file_page":          {"path": "Public/Beta.md", "content": "x", "question": "q"},
+	"move_note":          {"path": "Public/Alpha.md", "new_path": "Public/Beta.md"},
 }
 
 // natural is what a tool answers a caller allowed to call it, on this
@@ -93,11 +104,16 @@ var natural = map[string]string{
 	"topic_map": "unsupported", "answer": "unsupported", "lint_semantic": "unsupported",
 	"suggest_tags": "unsupported", "reindex_embeddings": "unsupported",
 	"apply_proposal": "args-invalid", "reject_proposal": "args-invalid",
+	"write_note": "proposal-stale", "apply_edits": "edit-not-unique", "patch_section": "target-not-found",
+	"delete_note": "confirmation-required", "complete_directive": "target-not-found", "file_page": "note-exists",
+	"move_note": "note-exists",
 }
 
 // needs is the scope each tool needs.
 var needs = map[string]string{
 	"reindex_embeddings": "admin", "list_proposals": "write", "apply_proposal": "write", "reject_proposal": "write",
+	"write_note": "write", "apply_edits": "write", "patch_section": "write", "delete_note": "write",
+	"complete_directive": "write", "file_page": "write", "move_note": "write",
 }
 
 // hiddenArgs name a hidden note or folder, per path-taking tool.
@@ -118,6 +134,13 @@ var hiddenArgs = map[string]map[string]any{
 	"pending_directives":        {"path": "Secret"},
 	"await_directives":          {"path": "Secret", "timeout_ms": 1000},
 	"record_retrieval_feedback": {"chunk_id": hiddenPath + "#p0", "useful": true},
+	"write_note":                {"path": "Secret/New.md", "content": "x"},
+	"apply_edits":               {"path": hiddenPath, "edits": []map[string]any{{"find": "plan", "replace": "x"}}},
+	"patch_section":             {"path": hiddenPath, "heading_path": []string{"Covert"}, "operation": "append", "content": "x"},
+	"delete_note":               {"path": hiddenPath, "confirm": true},
+	"complete_directive":        {"path": hiddenPath, "line": 9},
+	"file_page":                 {"path": "Secret/Filed.md", "content": "x"},
+	"move_note":                 {"path": "Public/Beta.md", "new_path": "Secret/Beta.md"},
 }
 
 // matrixServer is a vault with keys, served over HTTP with OAuth.
@@ -237,6 +260,10 @@ func runMatrix(t *testing.T, m *matrixServer) {
 			return "forbidden"
 		case who == "folder" && tool == "eval":
 			return "note-not-found" // its question set lies outside the key's folders
+		case who == "propose" && tool == "move_note":
+			return "unsupported" // a multi-note operation cannot be a proposal
+		case who == "propose" && scope == "write" && !strings.Contains(tool, "proposal"):
+			return "" // queued as a proposal, nothing written
 		}
 		return natural[tool]
 	}

@@ -564,6 +564,8 @@ func TestScopedSemanticTools(t *testing.T) {
 func TestScopedAnswer(t *testing.T) {
 	files := map[string]string{
 		"Public/Compost.md": "# Compost\n\nKitchen scraps go in the left bay. The shed is green.\n",
+		"Public/Beds.md":    "# Beds\n\nRaised beds by the fence.\n",
+		"Public/Bees.md":    "# Bees\n\nThree hives.\n",
 		"Secret/Shed.md":    "# Shed\n\nThe shed code is 4321. marmotquux\n",
 	}
 	s, _, fake := llmServer(t, files)
@@ -594,5 +596,29 @@ func TestScopedAnswer(t *testing.T) {
 	}
 	if !shown {
 		t.Error("the whole-vault caller's model call did not see the shed note either: the check proves nothing")
+	}
+}
+
+// TestScopedMove: a folder-scoped writer may move a note only when no note
+// outside its folders links to it; the move is planned on the whole vault,
+// so links it cannot see never break.
+func TestScopedMove(t *testing.T) {
+	_, dir, hs, _ := gvaultWith(t, map[string]string{"Public/e.md": "# E\n[[c]]\n"})
+	w := ident("scoped", auth.ScopeWrite, "Public/**")
+	if o := callAs(t, hs, w, "move_note", map[string]any{"path": "Public/a.md", "new_path": "Public/a2.md"}); o.kind != "forbidden" {
+		t.Errorf("moving a note linked from Secret/: %q %s", o.kind, o.raw)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "Public", "a.md")); err != nil {
+		t.Errorf("a refused move moved the note: %v", err)
+	}
+	if strings.Contains(callAs(t, hs, w, "move_note", map[string]any{"path": "Public/a.md", "new_path": "Public/a2.md"}).raw, "Secret") {
+		t.Error("the refusal names a hidden note")
+	}
+	o := callAs(t, hs, w, "move_note", map[string]any{"path": "Public/sub/c.md", "new_path": "Public/c2.md"})
+	if o.kind != "" {
+		t.Fatalf("moving a note linked only inside Public/: %q %s", o.kind, o.raw)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "Public", "e.md")); !strings.Contains(string(data), "[[c2]]") {
+		t.Errorf("Public/e.md after the move: %q", data)
 	}
 }

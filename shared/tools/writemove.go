@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/sheaf-dev/sheaf/shared/store"
+	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
@@ -97,6 +98,27 @@ func (s *Server) MoveNote(ctx context.Context, in MoveNoteIn) (*moveOut, error) 
 	if _, ok := cat.Note(from); !ok {
 		return nil, newError(KindNoteNotFound, map[string]any{"argument": "path"},
 			"%s is not indexed yet (it may have just been created): try again in a moment.", from)
+	}
+	if id := auth.IdentityFrom(ctx); id.Scoped() {
+		// A folder-scoped caller sees part of the vault, but a move must
+		// keep every link whole: plan it on the whole vault, and refuse it
+		// when it would rewrite a note outside the caller's folders.
+		if v, err = s.pick(in.VaultArg); err != nil {
+			return nil, err
+		}
+		if cat, err = v.Catalogs.Catalog(ctx); err != nil {
+			return nil, err
+		}
+		plan, err := vault.PlanMove(cat, from, to)
+		if err != nil {
+			return nil, matchError("new_path", err)
+		}
+		for _, p := range plan.Sources() {
+			if !id.Folders.Allows(p) {
+				return nil, newError(KindForbidden, nil,
+					"Moving %s would rewrite links in notes outside your folders: nothing was moved. Ask someone who may write to the whole vault.", from)
+			}
+		}
 	}
 	plan, err := vault.PlanMove(cat, from, to)
 	if err != nil {

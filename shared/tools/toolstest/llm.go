@@ -64,12 +64,14 @@ func testLLMTools(t *testing.T, c *Client) {
 
 	var ev evalResult
 	c.MustOK("eval", map[string]any{"k": 6, "mode": "fulltext"}, &ev)
-	if ev.K != 6 || ev.Mode != "fulltext" || ev.Count != 14 || len(ev.PerQuestion) != 14 || len(ev.Errors) != 0 {
-		t.Fatalf("eval over the sample vault's 14 questions: k %d mode %q count %d errors %d", ev.K, ev.Mode, ev.Count, len(ev.Errors))
+	// The sample vault's eval/questions.jsonl: at least 40 questions, some
+	// with two expected notes.
+	if ev.K != 6 || ev.Mode != "fulltext" || ev.Count < 40 || len(ev.PerQuestion) != ev.Count || len(ev.Errors) != 0 {
+		t.Fatalf("eval over the sample vault's questions: k %d mode %q count %d (%d per question) errors %d", ev.K, ev.Mode, ev.Count, len(ev.PerQuestion), len(ev.Errors))
 	}
-	if ev.HitRate < 0.5 || ev.HitRate > 1 || ev.MRR > ev.HitRate || math.Abs(ev.RecallAtK-ev.HitRate) > 1e-9 ||
-		math.Abs(ev.PrecisionAtK-ev.HitRate/6) > 1e-9 {
-		t.Errorf("eval numbers implausible (one expected note per question): recall %v precision %v mrr %v hit %v",
+	if ev.HitRate < 0.5 || ev.HitRate > 1 || ev.MRR > ev.HitRate || ev.RecallAtK > ev.HitRate+1e-9 ||
+		ev.PrecisionAtK > ev.RecallAtK+1e-9 || ev.PrecisionAtK <= 0 {
+		t.Errorf("eval numbers implausible: recall %v precision %v mrr %v hit %v",
 			ev.RecallAtK, ev.PrecisionAtK, ev.MRR, ev.HitRate)
 	}
 	hits, rr := 0, 0.0
@@ -85,7 +87,7 @@ func testLLMTools(t *testing.T, c *Client) {
 			t.Errorf("%q: faithfulness without an LLM", q.Question)
 		}
 	}
-	if math.Abs(float64(hits)/14-ev.HitRate) > 1e-9 || math.Abs(rr/14-ev.MRR) > 1e-9 {
+	if n := float64(ev.Count); math.Abs(float64(hits)/n-ev.HitRate) > 1e-9 || math.Abs(rr/n-ev.MRR) > 1e-9 {
 		t.Errorf("aggregates do not match the per-question scores")
 	}
 	if !info.Capabilities.LLM && ev.FaithfulnessRate != nil {
