@@ -37,11 +37,14 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/testbin"
 )
 
-// Client is a registered client: its secret ("" for a public client) and
-// the extra claims every token issued to it carries (e.g. sheaf_folders).
+// Client is a registered client: its secret ("" for a public client), the
+// scopes a client credentials grant gets when it asks for none (as Auth0
+// and Cognito grant a machine client all its allowed scopes), and the
+// extra claims every token issued to it carries (e.g. sheaf_folders).
 type Client struct {
 	ID, Secret   string
 	RedirectURIs []string
+	Scope        string
 	Claims       map[string]any
 }
 
@@ -277,7 +280,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unauthorized_client"})
 			return
 		}
-		resource, scope = r.PostForm.Get("resource"), r.PostForm.Get("scope")
+		resource, scope = r.PostForm.Get("resource"), cmpOr(r.PostForm.Get("scope"), c.Scope)
 	case "authorization_code":
 		s.mu.Lock()
 		g, ok := s.codes[r.PostForm.Get("code")]
@@ -344,7 +347,7 @@ func (s *Server) RunTypeScriptClient(t *testing.T, mcpURL string) {
 	if _, err := os.Stat(filepath.Join(smoke, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
 		testbin.Missing(t, fmt.Errorf("%w; run make tools", err))
 	}
-	s.AddClient(Client{ID: "smoke-m2m", Secret: "smoke-m2m-secret"})
+	s.AddClient(Client{ID: "smoke-m2m", Secret: "smoke-m2m-secret", Scope: "sheaf:read sheaf:write"})
 	foreign := s.Issue(jwt.MapClaims{"sub": "x", "aud": "https://elsewhere.example.com/mcp", "scope": "sheaf:read"})
 	cmd := exec.Command(node, filepath.Join(smoke, "oauth.mjs"))
 	cmd.Env = append(os.Environ(), "SHEAF_HTTP_URL="+mcpURL, "SHEAF_OAUTH_ISSUER="+s.URL,
