@@ -157,7 +157,7 @@ func TestAnswerOverMCP(t *testing.T) {
 		} `json:"perQuestion"`
 	}
 	c.MustOK("eval", map[string]any{"k": 4, "mode": "fulltext"}, &ev)
-	if ev.FaithfulnessRate == nil || len(ev.PerQuestion) != 14 || ev.PerQuestion[0].Faithful == nil || *ev.PerQuestion[0].Faithful {
+	if ev.FaithfulnessRate == nil || len(ev.PerQuestion) < 40 || ev.PerQuestion[0].Faithful == nil || *ev.PerQuestion[0].Faithful {
 		t.Errorf("eval with an LLM should score faithfulness (citing Secret/Plans.md is unfaithful): %+v", ev)
 	}
 }

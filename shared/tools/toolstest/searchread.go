@@ -174,7 +174,7 @@ func testSearchAndRead(t *testing.T, c *Client) {
 			if it.Heading == nil || !strings.HasPrefix(it.Body, "#") || !strings.Contains(strings.SplitN(it.Body, "\n", 2)[0], *it.Heading) {
 				t.Errorf("handbook section must start at its heading %v: %q", it.Heading, clipText(it.Body))
 			}
-			if len(it.Body) > len(content)/4 {
+			if it.Path == "Soil handbook.md" && len(it.Body) > len(content)/4 {
 				t.Errorf("handbook section is %d of %d bytes: not one section", len(it.Body), len(content))
 			}
 		}
