@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/auth"
+	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
