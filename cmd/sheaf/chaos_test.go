@@ -124,8 +124,18 @@ func (c *chaos) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// deliverer posts notifications; a delivery an indexer does not answer
+// within a minute counts as lost (reconcile repairs it), so the test never
+// hangs on one.
+var deliverer = &http.Client{Timeout: time.Minute}
+
 func (c *chaos) send(body []byte) {
 	c.mu.Lock()
+	if len(c.targets) == 0 { // before the indexers are up
+		c.mu.Unlock()
+		c.lost.Add(1)
+		return
+	}
 	target := c.targets[c.rng.IntN(len(c.targets))]
 	c.mu.Unlock()
 	c.wg.Add(1)
@@ -133,7 +143,7 @@ func (c *chaos) send(body []byte) {
 		defer c.wg.Done()
 		c.sem <- struct{}{}
 		defer func() { <-c.sem }()
-		resp, err := http.Post("http://"+target+"/", "application/json", bytes.NewReader(body))
+		resp, err := deliverer.Post("http://"+target+"/", "application/json", bytes.NewReader(body))
 		if err != nil {
 			c.lost.Add(1)
 			return
@@ -199,7 +209,9 @@ func TestChaosUpload(t *testing.T) {
 		procs[i] = &indexerProc{t: t, v: v, addr: ln.Addr().String()}
 		ln.Close()
 		procs[i].start()
+		ch.mu.Lock()
 		ch.targets = append(ch.targets, procs[i].addr)
+		ch.mu.Unlock()
 	}
 	t.Cleanup(func() {
 		for _, p := range procs {
