@@ -213,7 +213,9 @@ func TestFileSnapshotsAreIncremental(t *testing.T) {
 	ctx := context.Background()
 	dir, st, text := localVault(t, linkedNotes(2000))
 	snaps := &FileSnapshots{Path: filepath.Join(t.TempDir(), "state", "catalog.json.gz")}
-	ix := &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: snaps}
+	// No checkpoint during the pass (a slow run, under -race, would take
+	// one): its final save is then the whole catalog.
+	ix := &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: snaps, CheckpointEvery: time.Hour}
 	if _, err := ix.Sync(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
