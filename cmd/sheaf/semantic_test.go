@@ -133,6 +133,26 @@ func TestEmbedAndRelatedCommands(t *testing.T) {
 		t.Errorf("a second sheaf embed should reuse the persisted vectors: %v %s", err, out)
 	}
 
+	// sheaf eval scores every configured lane, side by side.
+	out, err = run(append([]string{"eval", vault, "--json"}, emb.flags()...)...)
+	var ev struct {
+		Lanes []struct {
+			Mode  string `json:"mode"`
+			Count int    `json:"count"`
+		} `json:"lanes"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &ev) != nil || len(ev.Lanes) != 3 {
+		t.Fatalf("sheaf eval --json with embeddings: %v\n%s", err, out)
+	}
+	for i, want := range []string{"fulltext", "semantic", "hybrid"} {
+		if ev.Lanes[i].Mode != want || ev.Lanes[i].Count < 40 {
+			t.Errorf("sheaf eval lane %d: %+v, want %s over the sample questions", i, ev.Lanes[i], want)
+		}
+	}
+	if out, err = run(append([]string{"eval", vault}, emb.flags()...)...); err != nil || !strings.Contains(out, "hybrid") || !strings.Contains(out, "semantic") {
+		t.Errorf("sheaf eval table with embeddings: %v\n%s", err, out)
+	}
+
 	const note = "Projects/Garden/Compost.md"
 	out, err = run(append([]string{"related", vault, note, "--json", "--limit", "3"}, emb.flags()...)...)
 	var rel struct {
