@@ -402,6 +402,12 @@ func (ix *Indexer) checkpoint(ctx context.Context) error {
 		return nil
 	}
 	defer ix.saveMu.Unlock()
+	return ix.saveOnce(ctx)
+}
+
+// saveOnce writes what changed since the last save (everything, without a
+// ChangeSaver) and, when that succeeds, forgets it. ix.saveMu must be held.
+func (ix *Indexer) saveOnce(ctx context.Context) error {
 	g, paths := ix.pending()
 	var err error
 	if cs, ok := ix.Snapshots.(ChangeSaver); ok {
@@ -832,16 +838,8 @@ func (ix *Indexer) Save(ctx context.Context) error {
 		return nil
 	}
 	for attempt := 1; ; attempt++ {
-		g, paths := ix.pending()
-		var err error
-		if cs, ok := ix.Snapshots.(ChangeSaver); ok {
-			err = cs.SaveChanges(ctx, ix.Catalog, paths)
-		} else {
-			err = ix.Snapshots.Save(ctx, ix.Catalog)
-		}
+		err := ix.saveOnce(ctx)
 		if err == nil {
-			ix.saved = g
-			ix.forget(g)
 			return nil
 		}
 		if !errors.Is(err, store.ErrConflict) || attempt == maxSaveAttempts {

@@ -78,8 +78,9 @@ type Overlay struct {
 	mu      sync.Mutex
 	pending map[string]overlayWrite // path -> what this handler wrote
 	version uint64                  // bumped by every Reindex
-	merged  *vault.Catalog          // Base's catalog plus pending, for mergedOf/mergedAt
+	merged  *vault.Catalog          // Base's catalog plus pending, built from of at its generation gen, at version at
 	of      *vault.Catalog
+	gen     uint64
 	at      uint64
 }
 
@@ -112,7 +113,10 @@ func (o *Overlay) Catalog(ctx context.Context) (*vault.Catalog, error) {
 	if len(o.pending) == 0 {
 		return base, nil
 	}
-	if o.merged != nil && o.of == base && o.at == o.version {
+	// A handler's catalog applies new segments in place: the same pointer
+	// at another generation is another catalog.
+	gen := base.Generation()
+	if o.merged != nil && o.of == base && o.gen == gen && o.at == o.version {
 		return o.merged, nil
 	}
 	m := base.Clone()
@@ -123,7 +127,7 @@ func (o *Overlay) Catalog(ctx context.Context) (*vault.Catalog, error) {
 			m.Upsert(*w.note)
 		}
 	}
-	o.merged, o.of, o.at = m, base, o.version
+	o.merged, o.of, o.gen, o.at = m, base, gen, o.version
 	return m, nil
 }
 

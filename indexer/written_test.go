@@ -101,6 +101,13 @@ func TestOverlay(t *testing.T) {
 	if again != cat {
 		t.Error("the merged catalog is rebuilt on every call")
 	}
+	// The shared catalog changes in place (a handler applies new segments
+	// to it): the overlay shows that change too, with its own writes.
+	baseCat.Upsert(vault.Note{Path: "d.md", Name: "d"})
+	if cat, _ := o.Catalog(ctx); !hasNote(cat, "d.md") || !hasNote(cat, "c.md") {
+		t.Error("the overlay hides a change of the shared catalog made in place")
+	}
+	baseCat.Remove("d.md")
 	// The indexer processes the events and saves the snapshot.
 	for _, p := range []string{"c.md", "b.md"} {
 		if err := shared.Apply(ctx, p); err != nil {
@@ -121,4 +128,9 @@ func TestOverlay(t *testing.T) {
 		t.Error("c.md missing once settled")
 	}
 	_ = dir
+}
+
+func hasNote(c *vault.Catalog, p string) bool {
+	_, ok := c.Note(p)
+	return ok
 }

@@ -98,3 +98,23 @@ func Missing(tb testing.TB, reason error) {
 		tb.Skip(reason)
 	}
 }
+
+// RepoRoot is the folder holding go.mod, found upwards from the working
+// directory.
+func RepoRoot(tb testing.TB) string {
+	tb.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			tb.Fatal("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}

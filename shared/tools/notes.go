@@ -2,8 +2,6 @@ package tools
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -203,15 +201,13 @@ func (s *Server) ReadNote(ctx context.Context, in readNoteIn) (*readNoteOut, err
 	}
 	budget := budgetOf(ctx)
 	if in.Offset == 0 && in.Length == 0 {
-		obj, err := v.Store.Stat(ctx, path)
-		if err != nil {
+		// One read, bounded: a note that may fit is read whole, a bigger
+		// one (ErrTooLarge, its body unread) by pages.
+		ln, err := loadNoteUpTo(ctx, v, path, min(int64(budget/2), v.maxNote()))
+		if err != nil && !errors.Is(err, store.ErrTooLarge) {
 			return nil, err
 		}
-		if obj.Size <= int64(budget/2) && obj.Size <= v.maxNote() {
-			ln, err := loadNote(ctx, v, path)
-			if err != nil {
-				return nil, err
-			}
+		if err == nil {
 			out := wholeNote(cat, ln)
 			if in.MaxLength > 0 {
 				var cut bool
@@ -449,20 +445,37 @@ func noNote(arg, path string) *Error {
 		"No note at %q (%s). Paths are vault-relative and case-sensitive: find the right one with list_notes or search.", path, arg)
 }
 
+// getNote reads the whole note at path (clean, a note path), at most max
+// bytes, mapping a missing note, and one over the parse limit, to their
+// kinds; tooLarge ends the message for the latter ("%s is bigger than the
+// N bytes this server <tooLarge>"). A note over a max below that limit is
+// store.ErrTooLarge.
+func (v *Vault) getNote(ctx context.Context, path string, max int64, tooLarge string) ([]byte, store.Object, error) {
+	data, obj, err := v.Store.Get(ctx, path, max)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, obj, noNote("path", path)
+	case errors.Is(err, store.ErrTooLarge) && max >= v.maxNote():
+		return nil, obj, newError(KindUnsupported, map[string]any{"max_bytes": v.maxNote(), "argument": "path"},
+			"%s is bigger than the %d bytes this server %s.", path, v.maxNote(), tooLarge)
+	}
+	return data, obj, err
+}
+
 // loadNote reads and parses a note, mapping every failure to its kind.
 func loadNote(ctx context.Context, v *Vault, raw string) (*loadedNote, error) {
+	return loadNoteUpTo(ctx, v, raw, v.maxNote())
+}
+
+// loadNoteUpTo is loadNote for a note of at most max bytes: a bigger one,
+// when max is below the parse limit, is store.ErrTooLarge.
+func loadNoteUpTo(ctx context.Context, v *Vault, raw string, max int64) (*loadedNote, error) {
 	path, err := notePath(ctx, v, "path", raw)
 	if err != nil {
 		return nil, err
 	}
-	data, obj, err := v.Store.Get(ctx, path, v.maxNote())
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil, noNote("path", path)
-	case errors.Is(err, store.ErrTooLarge):
-		return nil, newError(KindUnsupported, map[string]any{"max_bytes": v.maxNote(), "argument": "path"},
-			"%s is bigger than the %d bytes this server parses at once: read it by pages with read_note (offset).", path, v.maxNote())
-	case err != nil:
+	data, obj, err := v.getNote(ctx, path, max, "parses at once: read it by pages with read_note (offset)")
+	if err != nil {
 		return nil, err
 	}
 	ln := &loadedNote{obj: obj}
@@ -473,8 +486,7 @@ func loadNote(ctx context.Context, v *Vault, raw string) (*loadedNote, error) {
 	case errors.Is(cerr, vault.ErrInvalidUTF8):
 		ln.warnings = append(ln.warnings, "the file is not valid UTF-8: invalid bytes are shown as U+FFFD")
 	}
-	sum := sha256.Sum256(data)
-	ln.hash = hex.EncodeToString(sum[:])
+	ln.hash = hashOf(data)
 	ln.text = strings.ToValidUTF8(string(data), "\uFFFD")
 	ln.parsed = vault.Parse(obj.Path, data)
 	return ln, nil

@@ -11,7 +11,6 @@ package tools
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -85,10 +84,7 @@ func proposable(tool string) bool {
 }
 
 // contentHash is the base hash of a note's content.
-func contentHash(data []byte) string {
-	sum := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
+func contentHash(data []byte) string { return "sha256:" + hashOf(data) }
 
 // currentHash reads the hash a target has now ("" when it does not exist).
 func currentHash(ctx context.Context, v *Vault, p string) (string, error) {

@@ -203,7 +203,7 @@ func (s *Server) open(ctx context.Context, a VaultArg) (*Vault, *vault.Catalog, 
 	if st := v.status(); st.State != "ready" {
 		callFrom(ctx).noteIndexing(&Indexing{State: st.State, Indexed: st.Done, Total: st.Total, Notes: st.Notes})
 	}
-	callFrom(ctx).noteUnindexed(len(c.Unindexed()))
+	callFrom(ctx).noteUnindexed(c.CountUnindexed())
 	if v.Lagging != nil {
 		callFrom(ctx).noteLagging(v.Lagging(), s.now())
 	}

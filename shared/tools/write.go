@@ -22,6 +22,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/sheaf-dev/sheaf/shared/internal/provider"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
@@ -76,14 +77,8 @@ type current struct {
 
 // readForWrite reads the note at path (clean, a note path) for a write.
 func (v *Vault) readForWrite(ctx context.Context, path string) (*current, error) {
-	data, obj, err := v.Store.Get(ctx, path, v.maxNote())
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil, noNote("path", path)
-	case errors.Is(err, store.ErrTooLarge):
-		return nil, newError(KindUnsupported, map[string]any{"max_bytes": v.maxNote(), "argument": "path"},
-			"%s is bigger than the %d bytes this server edits at once.", path, v.maxNote())
-	case err != nil:
+	data, obj, err := v.getNote(ctx, path, v.maxNote(), "edits at once")
+	if err != nil {
 		return nil, err
 	}
 	if errors.Is(vault.Check(data), vault.ErrBinary) {
@@ -170,15 +165,7 @@ func (v *Vault) mutate(ctx context.Context, path, expected string, change func(c
 
 // jitter sleeps a little before retry attempt+1, so racing writers spread.
 func jitter(ctx context.Context, attempt int) error {
-	d := time.Duration(1+rand.IntN(4<<min(attempt, 5))) * time.Millisecond
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return provider.Sleep(ctx, time.Duration(1+rand.IntN(4<<min(attempt, 5)))*time.Millisecond)
 }
 
 // writablePath checks a path a write creates: vault-relative, outside the

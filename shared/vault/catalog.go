@@ -482,6 +482,19 @@ func (c *Catalog) Unindexed() []string {
 	return out
 }
 
+// CountUnindexed is len(Unindexed()), without building the list.
+func (c *Catalog) CountUnindexed() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	n := 0
+	for p := range c.problems {
+		if _, ok := c.notes[p]; !ok && IsNotePath(p) {
+			n++
+		}
+	}
+	return n
+}
+
 // Generation counts mutations; it changes whenever the Catalog does.
 func (c *Catalog) Generation() uint64 {
 	c.mu.RLock()

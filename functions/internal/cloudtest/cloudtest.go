@@ -8,7 +8,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/sheaf-dev/sheaf/indexer"
 	"github.com/sheaf-dev/sheaf/shared/config"
 	"github.com/sheaf-dev/sheaf/shared/store/s3/s3test"
+	"github.com/sheaf-dev/sheaf/shared/testbin"
 	"github.com/sheaf-dev/sheaf/shared/textindex/meili/meilifake"
 	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
 )
@@ -43,7 +43,7 @@ func Sample(t testing.TB, opts s3test.Options) *Vault {
 	t.Helper()
 	v := &Vault{S3: s3test.Start(t, opts), Meili: meilifake.New(t), Bucket: "sheaf-vault", Prefix: "team/notes"}
 	v.S3.CreateBucket(t, v.Bucket)
-	v.S3.PutDir(t, v.Bucket, v.Prefix, filepath.Join(RepoRoot(t), "infra", "sample-vault"))
+	v.S3.PutDir(t, v.Bucket, v.Prefix, filepath.Join(testbin.RepoRoot(t), "infra", "sample-vault"))
 	v.Put(t, "assets/huge.bin", make([]byte, toolstest.HugeAttachmentBytes))
 	return v
 }
@@ -131,24 +131,4 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return b.next.RoundTrip(r)
-}
-
-// RepoRoot is the folder holding go.mod, found upwards from the working
-// directory.
-func RepoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }

@@ -210,7 +210,7 @@ func (ix *Index) ask(ctx context.Context, terms []askTerm, expr string, f textin
 	from += ` WHERE stems_fts MATCH ?` + where
 	r := ranking{ix: ix, from: from, args: append([]any{expr}, args...)}
 	m := max(rerankNotes, 2*(offset+limit))
-	ranked, total, err := r.rankRel(ctx, "stems_fts", max(m, offset+limit))
+	ranked, total, err := r.rankIn(ctx, "stems_fts", max(m, offset+limit), 0)
 	if err != nil {
 		return textindex.Result{}, err
 	}
@@ -256,31 +256,6 @@ func (ix *Index) ask(ctx context.Context, terms []askTerm, expr string, f textin
 		res.Hits = append(res.Hits, h)
 	}
 	return res, nil
-}
-
-// rankRel is rank for a table other than notes_fts.
-func (r ranking) rankRel(ctx context.Context, table string, limit int) ([]ranked, int, error) {
-	rows, err := r.ix.query(ctx, `SELECT `+table+`.rowid, `+table+`.rank, count(*) OVER ()`+r.from+
-		` ORDER BY `+table+`.rank LIMIT ?`, append(r.args[:len(r.args):len(r.args)], limit)...)
-	if err != nil {
-		return nil, 0, err
-	}
-	var (
-		out   []ranked
-		total int
-	)
-	for rows.Next() {
-		var rn ranked
-		if err := rows.Scan(&rn.id, &rn.score, &total); err != nil {
-			rows.Close()
-			return nil, 0, err
-		}
-		out = append(out, rn)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return nil, 0, err
-	}
-	return out, total, nil
 }
 
 // sortNotes orders by relevance, best first, stably.

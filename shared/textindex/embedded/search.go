@@ -183,10 +183,15 @@ type ranked struct {
 // rank returns up to limit notes from offset on, best first, and the number
 // of matching notes (0 when no row is returned).
 func (r ranking) rank(ctx context.Context, limit, offset int) ([]ranked, int, error) {
+	return r.rankIn(ctx, "notes_fts", limit, offset)
+}
+
+// rankIn is rank over the FTS5 table the ranking's query matches.
+func (r ranking) rankIn(ctx context.Context, table string, limit, offset int) ([]ranked, int, error) {
 	// count(*) OVER () counts the matches in the same pass that ranks them:
 	// FTS5 ranks every match before the LIMIT anyway.
-	rows, err := r.ix.query(ctx, `SELECT notes_fts.rowid, notes_fts.rank, count(*) OVER ()`+r.from+
-		` ORDER BY notes_fts.rank LIMIT ? OFFSET ?`, append(r.args[:len(r.args):len(r.args)], limit, offset)...)
+	rows, err := r.ix.query(ctx, `SELECT `+table+`.rowid, `+table+`.rank, count(*) OVER ()`+r.from+
+		` ORDER BY `+table+`.rank LIMIT ? OFFSET ?`, append(r.args[:len(r.args):len(r.args)], limit, offset)...)
 	if err != nil {
 		return nil, 0, err
 	}

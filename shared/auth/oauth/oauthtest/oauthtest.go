@@ -343,7 +343,7 @@ func (s *Server) String() string {
 func (s *Server) RunTypeScriptClient(t *testing.T, mcpURL string) {
 	t.Helper()
 	node := testbin.Require(t, "node", "", "apt-get install nodejs")
-	smoke := filepath.Join(repoRoot(t), "infra", "smoke")
+	smoke := filepath.Join(testbin.RepoRoot(t), "infra", "smoke")
 	if _, err := os.Stat(filepath.Join(smoke, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
 		testbin.Missing(t, fmt.Errorf("%w; run make tools", err))
 	}
@@ -356,24 +356,5 @@ func (s *Server) RunTypeScriptClient(t *testing.T, mcpURL string) {
 	t.Logf("oauth.mjs:\n%s", out)
 	if err != nil || !strings.Contains(string(out), "3 passed, 0 failed") {
 		t.Fatalf("oauth.mjs: %v", err)
-	}
-}
-
-// repoRoot is the folder holding go.mod, found upwards from the working
-// directory.
-func repoRoot(t testing.TB) string {
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
 	}
 }
