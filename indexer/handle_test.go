@@ -32,6 +32,7 @@ type flakyStore struct {
 	store.Store
 	mu    sync.Mutex
 	fail  map[string]error
+	lost  map[string]int
 	stats atomic.Int64
 }
 
@@ -54,6 +55,32 @@ func (s *flakyStore) Get(ctx context.Context, p string, max int64) ([]byte, stor
 		return nil, store.Object{}, err
 	}
 	return s.Store.Get(ctx, p, max)
+}
+
+// Put writes, then, for a path loseOn named, fails as a timeout would:
+// the store made the write but the caller never heard.
+func (s *flakyStore) Put(ctx context.Context, p string, data []byte, opts store.PutOptions) (store.Object, error) {
+	s.mu.Lock()
+	lost := s.lost[p] > 0
+	if lost {
+		s.lost[p]--
+	}
+	s.mu.Unlock()
+	obj, err := s.Store.Put(ctx, p, data, opts)
+	if err == nil && lost {
+		return store.Object{}, fmt.Errorf("put %s: %w", p, context.DeadlineExceeded)
+	}
+	return obj, err
+}
+
+// loseOn makes the next n Puts of p lose their answer.
+func (s *flakyStore) loseOn(p string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lost == nil {
+		s.lost = map[string]int{}
+	}
+	s.lost[p] = n
 }
 
 func (s *flakyStore) failOn(p string, err error) {

@@ -207,6 +207,17 @@ func (f catalogFiles) remove(ctx context.Context, refs ...segmentRef) {
 	}
 }
 
+// discard deletes the parts of ref after its manifest write failed with
+// err, but only when err says the manifest was not written (a lost
+// condition). Any other error (a timeout, a reset connection) may hide a
+// write the store did make: the manifest may now name ref, so its parts
+// stay; Sweep deletes them later if no manifest names them.
+func (f catalogFiles) discard(ctx context.Context, err error, ref segmentRef) {
+	if errors.Is(err, store.ErrConflict) {
+		f.remove(context.WithoutCancel(ctx), ref)
+	}
+}
+
 // writeManifest writes m if the manifest's ETag is still etag ("": if
 // there is none); store.ErrConflict otherwise.
 func (f catalogFiles) writeManifest(ctx context.Context, m manifest, etag string) (string, error) {
@@ -434,7 +445,7 @@ func (s *StoreSnapshots) saveWhole(ctx context.Context, c *vault.Catalog) error 
 	m := manifest{Seq: seq, IndexedAt: c.IndexedAt(), Segments: []segmentRef{ref}}
 	etag, err := f.writeManifest(ctx, m, s.view.etag)
 	if err != nil {
-		f.remove(context.WithoutCancel(ctx), ref)
+		f.discard(ctx, err, ref)
 		if errors.Is(err, store.ErrConflict) {
 			s.stats.Conflicts++
 		}
@@ -483,7 +494,7 @@ func (s *StoreSnapshots) SaveChanges(ctx context.Context, c *vault.Catalog, path
 	}
 	etag, err := f.writeManifest(ctx, m, s.view.etag)
 	if err != nil {
-		f.remove(context.WithoutCancel(ctx), ref)
+		f.discard(ctx, err, ref)
 		if errors.Is(err, store.ErrConflict) {
 			s.stats.Conflicts++
 		}
@@ -575,7 +586,7 @@ func (s *StoreSnapshots) merge(ctx context.Context) {
 			}
 		}
 		if err != nil {
-			f.remove(context.WithoutCancel(ctx), ref)
+			f.discard(ctx, err, ref)
 			return
 		}
 		s.view = view{man: m, etag: etag, found: true}

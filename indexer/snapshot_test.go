@@ -316,3 +316,35 @@ func TestManifestOfAnotherVersionIsReplaced(t *testing.T) {
 	}
 	assertMatchesStore(t, other, f.saved(t))
 }
+
+// A manifest write whose answer is lost (a timeout after the store wrote
+// it) deletes nothing: the manifest may name the new segment, and a reader
+// that finds one of its parts gone could not load the catalog at all.
+func TestLostManifestAnswerKeepsTheSegment(t *testing.T) {
+	ctx := context.Background()
+	f := newCloudFixture(t, linkedNotes(40))
+	if _, err := f.ix.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	manifestKey := DefaultCatalogDir + manifestName
+	for round := range 3 {
+		p := fmt.Sprintf("f%d/n%05d.md", round, round)
+		write(t, f.dir, p, fmt.Sprintf("# Lost answer %d\n", round))
+		f.store.loseOn(manifestKey, 1)
+		f.ix.Handle(ctx, awsEvent("ObjectCreated:Put", p)) // may fail: the indexer never heard
+		c := f.saved(t)
+		if n, ok := c.Note(p); !ok || n.Title != fmt.Sprintf("Lost answer %d", round) {
+			t.Fatalf("round %d: a fresh reader sees %+v, %v", round, n, ok)
+		}
+	}
+	// The indexer that lost the answers saves on: its next save conflicts,
+	// catches up and lands.
+	write(t, f.dir, "after.md", "# After\n")
+	if _, err := f.ix.Handle(ctx, awsEvent("ObjectCreated:Put", "after.md")); err != nil {
+		t.Fatal(err)
+	}
+	c := f.saved(t)
+	if _, ok := c.Note("after.md"); !ok || c.Len() != 41 {
+		t.Fatalf("after: %d notes, after.md %v", c.Len(), ok)
+	}
+}
