@@ -63,6 +63,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse$$ -fuzztime 30s ./shared/vault/
 	$(GO) test -run '^$$' -fuzz FuzzHeadingID -fuzztime 15s ./shared/vault/
 	$(GO) test -run '^$$' -fuzz FuzzReadSnapshot -fuzztime 15s ./shared/vault/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeNote -fuzztime 15s ./shared/vault/
 	$(GO) test -run '^$$' -fuzz FuzzParseSpans -fuzztime 15s ./shared/vault/
 	$(GO) test -run '^$$' -fuzz FuzzPatchSection -fuzztime 30s ./shared/vault/
 	$(GO) test -run '^$$' -fuzz FuzzMoveRewrite -fuzztime 15s ./shared/vault/

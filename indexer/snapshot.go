@@ -276,14 +276,19 @@ func (f catalogFiles) load(ctx context.Context) (*vault.Catalog, view, error) {
 			c, err := f.readLegacy(ctx)
 			return c, view{}, err
 		}
-		segs, err := f.readSegments(ctx, m.Segments)
+		var segs []*vault.Segment
+		var c *vault.Catalog
+		vault.Bulk(func() {
+			if segs, err = f.readSegments(ctx, m.Segments); err == nil {
+				c = vault.CatalogOf(segs...)
+			}
+		})
 		if errors.Is(err, store.ErrNotFound) && attempt < 3 {
 			continue
 		}
 		if err != nil {
 			return nil, view{}, err
 		}
-		c := vault.CatalogOf(segs...)
 		if c.IndexedAt().IsZero() || m.IndexedAt.After(c.IndexedAt()) {
 			c.SetIndexedAt(m.IndexedAt)
 		}

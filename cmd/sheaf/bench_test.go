@@ -307,9 +307,12 @@ func percentiles(ds []time.Duration) (p50, p99 float64) {
 func BenchmarkCloudColdStart(b *testing.B) {
 	dir := benchVault(b)
 	notes := countNotes(dir)
-	state := b.TempDir()
-	if out, err := exec.Command(bin, "index", "--vault", dir, "--state", state, "--quiet").CombinedOutput(); err != nil {
-		b.Fatalf("sheaf index: %v\n%s", err, out)
+	state := os.Getenv("SHEAF_BENCH_STATE") // a `sheaf index --state` of that vault, to reuse
+	if state == "" {
+		state = b.TempDir()
+		if out, err := exec.Command(bin, "index", "--vault", dir, "--state", state, "--quiet").CombinedOutput(); err != nil {
+			b.Fatalf("sheaf index: %v\n%s", err, out)
+		}
 	}
 	srv := s3test.Start(b, s3test.Options{})
 	srv.CreateBucket(b, "vault")

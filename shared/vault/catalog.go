@@ -169,23 +169,27 @@ type Catalog struct {
 	mu        sync.RWMutex
 	gen       uint64
 	indexedAt time.Time
-	// indexed is false while the note indexes below are not built: a
+	// indexed is false while the note indexes below (but meta) are not built: a
 	// catalog loaded in bulk builds them on first use (see ensureIndexes),
 	// so a cold reader that only lists or reads notes never pays for them.
 	// It flips only under mu, held exclusively.
 	indexed atomic.Bool
+	// metaIndexed is indexed for meta alone, the costliest index (every
+	// frontmatter value of every note) and the one fewest queries use: it
+	// is built by the first metadata filter (see ensureMeta).
+	metaIndexed atomic.Bool
 
 	notes    map[string]*Note
-	folded   index // lower-cased path -> paths
-	pathKeys index // LinkKey(path) -> note paths
-	bases    index // last segment of LinkKey(path) -> note paths
-	aliases  index // LinkKey(alias) -> note paths
-	ids      index // lower-cased id -> note paths
-	idHeads  index // first idPrefixLen runes of the lower-cased id -> note paths
-	tags     index // tag and each ancestor -> note paths
-	entities index // entity -> note paths
-	meta     map[string]index
-	linkSegs index // last segment of each outgoing link key -> source paths
+	folded   index            // lower-cased path -> paths
+	pathKeys index            // LinkKey(path) -> note paths
+	bases    index            // last segment of LinkKey(path) -> note paths
+	aliases  index            // LinkKey(alias) -> note paths
+	ids      index            // lower-cased id -> note paths
+	idHeads  index            // first idPrefixLen runes of the lower-cased id -> note paths
+	tags     index            // tag and each ancestor -> note paths
+	entities index            // entity -> note paths
+	meta     map[string]index // frontmatter key -> canonical value -> note paths
+	linkSegs index            // last segment of each outgoing link key -> source paths
 
 	atts     map[string]Attachment
 	attKeys  index // LinkKey(path) -> attachment paths
@@ -220,6 +224,7 @@ func newCatalog(notes, atts int) *Catalog {
 		problems: map[string]string{},
 	}
 	c.indexed.Store(true)
+	c.metaIndexed.Store(true)
 	return c
 }
 
@@ -237,9 +242,7 @@ func (c *Catalog) upsertLocked(n *Note) {
 		c.unindex(old)
 	}
 	c.notes[n.Path] = n
-	if c.indexed.Load() {
-		c.indexNote(n, true)
-	}
+	c.indexNote(n, true)
 }
 
 // Remove deletes the note at path and reports whether it was present.
@@ -257,18 +260,19 @@ func (c *Catalog) Remove(p string) bool {
 	return true
 }
 
-func (c *Catalog) unindex(n *Note) {
-	if c.indexed.Load() {
-		c.indexNote(n, false)
-	}
-}
+func (c *Catalog) unindex(n *Note) { c.indexNote(n, false) }
 
-// indexNote adds n to (or removes it from) every index. Both directions
-// derive the same keys from the note, so removal is exact.
+// indexNote adds n to (or removes it from) every index built so far. Both
+// directions derive the same keys from the note, so removal is exact.
 func (c *Catalog) indexNote(n *Note, add bool) {
-	c.indexNames(n, add)
-	c.indexFacets(n, add)
-	c.indexLinks(n, add)
+	if c.indexed.Load() {
+		c.indexNames(n, add)
+		c.indexFacets(n, add)
+		c.indexLinks(n, add)
+	}
+	if c.metaIndexed.Load() {
+		c.indexMeta(n, add)
+	}
 }
 
 // put adds p under key, or removes it.
@@ -302,7 +306,7 @@ func (c *Catalog) indexNames(n *Note, add bool) {
 	}
 }
 
-// indexFacets maintains the tag, entity and metadata indexes.
+// indexFacets maintains the tag and entity indexes.
 func (c *Catalog) indexFacets(n *Note, add bool) {
 	p := n.Path
 	for _, t := range ExpandTags(n.Tags) {
@@ -313,6 +317,11 @@ func (c *Catalog) indexFacets(n *Note, add bool) {
 			put(c.entities, e, p, add)
 		}
 	}
+}
+
+// indexMeta maintains the frontmatter value index.
+func (c *Catalog) indexMeta(n *Note, add bool) {
+	p := n.Path
 	for k, v := range n.Frontmatter {
 		ix := c.meta[k]
 		if ix == nil {
@@ -346,6 +355,7 @@ func (c *Catalog) load(notes []*Note) {
 		c.notes[n.Path] = n
 	}
 	c.indexed.Store(false)
+	c.metaIndexed.Store(false)
 }
 
 // ensureIndexes builds the note indexes of a catalog loaded in bulk, once,
@@ -364,16 +374,37 @@ func (c *Catalog) ensureIndexes() {
 	for _, n := range c.notes {
 		notes = append(notes, n)
 	}
-	var wg sync.WaitGroup
-	for _, part := range []func(*Note, bool){c.indexNames, c.indexFacets, c.indexLinks} {
-		wg.Go(func() {
-			for _, n := range notes {
-				part(n, true)
-			}
-		})
-	}
-	wg.Wait()
+	Bulk(func() {
+		var wg sync.WaitGroup
+		for _, part := range []func(*Note, bool){c.indexNames, c.indexFacets, c.indexLinks} {
+			wg.Go(func() {
+				for _, n := range notes {
+					part(n, true)
+				}
+			})
+		}
+		wg.Wait()
+	})
 	c.indexed.Store(true)
+}
+
+// ensureMeta builds the frontmatter value index of a catalog loaded in
+// bulk, once. Its readers call it before taking mu.
+func (c *Catalog) ensureMeta() {
+	if c.metaIndexed.Load() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.metaIndexed.Load() {
+		return
+	}
+	Bulk(func() {
+		for _, n := range c.notes {
+			c.indexMeta(n, true)
+		}
+	})
+	c.metaIndexed.Store(true)
 }
 
 // rlock takes mu shared, the indexes built.

@@ -104,6 +104,9 @@ type ListFilter struct {
 // inverted indexes, so a narrow filter never scans the vault. Invalid
 // MetadataMatch values match nothing.
 func (c *Catalog) List(f ListFilter) []Note {
+	if len(f.MetadataMatch) > 0 {
+		c.ensureMeta()
+	}
 	c.rlock()
 	defer c.mu.RUnlock()
 

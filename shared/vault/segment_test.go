@@ -30,6 +30,11 @@ func sameCatalog(t *testing.T, what string, a, b *Catalog) {
 	if x, y := a.Tags(""), b.Tags(""); !reflect.DeepEqual(x, y) {
 		t.Fatalf("%s: tags differ", what)
 	}
+	for _, m := range []map[string]any{{"priority": 1}, {"created": "2026-01-01"}, {"tags": "raced"}, {"title": "A fairly typical note title 3"}} {
+		if x, y := paths(a.List(ListFilter{MetadataMatch: m})), paths(b.List(ListFilter{MetadataMatch: m})); !reflect.DeepEqual(x, y) {
+			t.Fatalf("%s: notes with frontmatter %v differ: %v vs %v", what, m, x, y)
+		}
+	}
 	for _, n := range a.Notes() {
 		if x, y := a.Backlinks(n.Path), b.Backlinks(n.Path); !reflect.DeepEqual(x, y) {
 			t.Fatalf("%s: backlinks of %s differ: %v vs %v", what, n.Path, x, y)
@@ -184,13 +189,44 @@ func TestLazyIndexesUnderRace(t *testing.T) {
 			case 2:
 				n, _ := src.Note(fmt.Sprintf("folder %d/Note number %d.md", i%50, i))
 				n.Tags = append(n.Tags, "raced")
+				n.Frontmatter = map[string]any{"tags": n.Tags, "priority": 1}
 				lazy.Upsert(n)
 				src.Upsert(n)
 			case 3:
 				lazy.ByID("00000000")
+				lazy.List(ListFilter{MetadataMatch: map[string]any{"priority": 1}})
 			}
 		})
 	}
 	wg.Wait()
 	sameCatalog(t, "lazy", src, lazy)
+}
+
+// The frontmatter index is built apart from the others, by the first
+// metadata filter: edits before, between and after the two builds all show.
+func TestLazyMetaIndex(t *testing.T) {
+	src := syntheticCatalog(300)
+	lazy := CatalogOf(src.Segment(nil))
+	edit := func(i int, priority any) {
+		n, _ := src.Note(fmt.Sprintf("folder %d/Note number %d.md", i%50, i))
+		n.Frontmatter = map[string]any{"priority": priority}
+		src.Upsert(n)
+		lazy.Upsert(n)
+	}
+	edit(1, "x")  // nothing built
+	lazy.Tags("") // the note indexes, not meta
+	edit(2, "x")  // note indexes built, meta not
+	lazy.Remove("folder 3/Note number 3.md")
+	src.Remove("folder 3/Note number 3.md")
+	got := paths(lazy.List(ListFilter{MetadataMatch: map[string]any{"priority": "x"}}))
+	if want := []string{"folder 1/Note number 1.md", "folder 2/Note number 2.md"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("priority x: %v, want %v", got, want)
+	}
+	edit(1, 0) // both built
+	sameCatalog(t, "lazy meta", src, lazy)
+	// Meta first, the others later.
+	lazy = CatalogOf(src.Segment(nil))
+	lazy.List(ListFilter{MetadataMatch: map[string]any{"priority": 2}})
+	edit(4, "y")
+	sameCatalog(t, "meta first", src, lazy)
 }

@@ -607,15 +607,18 @@ func (r *jsonReader) note(line []byte, n *Note) error {
 			n.SourceURL = r.str()
 		case "frontmatter":
 			n.Frontmatter = nil
-			if raw := r.raw(); r.err == nil {
-				if err := json.Unmarshal(raw, &n.Frontmatter); err != nil {
-					r.fail(err.Error())
-				}
+			if r.literal("null") {
+				break
 			}
+			if r.peek() != '{' {
+				r.fail("expected an object")
+				break
+			}
+			n.Frontmatter, _ = r.value().(map[string]any)
 		case "frontmatter_error":
 			n.FrontmatterError = r.str()
 		case "headings":
-			n.Headings = nil
+			hs := r.headings[:0]
 			r.array(func() {
 				var h Heading
 				r.object(func(key []byte) {
@@ -632,10 +635,11 @@ func (r *jsonReader) note(line []byte, n *Note) error {
 						r.raw()
 					}
 				})
-				n.Headings = append(n.Headings, h)
+				hs = append(hs, h)
 			})
+			n.Headings, r.headings = exact(hs), hs
 		case "links":
-			n.Links = nil
+			ls := r.links[:0]
 			r.array(func() {
 				var l Link
 				r.object(func(key []byte) {
@@ -660,8 +664,9 @@ func (r *jsonReader) note(line []byte, n *Note) error {
 						r.raw()
 					}
 				})
-				n.Links = append(n.Links, l)
+				ls = append(ls, l)
 			})
+			n.Links, r.links = exact(ls), ls
 		case "blocks":
 			n.Blocks = nil
 			r.array(func() {
@@ -738,6 +743,10 @@ type jsonReader struct {
 	b   []byte
 	i   int
 	err error
+	// headings and links are scratch space: a note's own slices are
+	// allocated once, at their final size.
+	headings []Heading
+	links    []Link
 	// intern holds the strings istr returned, so a value that repeats
 	// across notes (a tag, a link's kind, a hub's link target) is one
 	// allocation however often it occurs; nil: no interning.
@@ -758,6 +767,14 @@ func (r *jsonReader) istr() string {
 		r.intern[s] = s
 	}
 	return s
+}
+
+// exact returns a copy of s of exactly its length; nil when s is empty.
+func exact[E any](s []E) []E {
+	if len(s) == 0 {
+		return nil
+	}
+	return slices.Clone(s)
 }
 
 // maxInterned bounds one reader's intern table.
@@ -866,8 +883,8 @@ func (r *jsonReader) array(elem func()) {
 	}
 }
 
-// strBytes reads a string. Plain strings are returned in place; strings
-// with escapes or invalid UTF-8 are decoded by encoding/json.
+// strBytes reads a string. Plain strings (valid UTF-8, no escapes) are
+// returned in place; others are decoded by encoding/json.
 func (r *jsonReader) strBytes() []byte {
 	if r.peek() != '"' {
 		r.fail("expected a string")
@@ -875,7 +892,7 @@ func (r *jsonReader) strBytes() []byte {
 	}
 	start := r.i
 	j := start + 1
-	plain := true
+	plain, ascii := true, true
 	for ; j < len(r.b); j++ {
 		c := r.b[j]
 		if c == '"' {
@@ -884,8 +901,10 @@ func (r *jsonReader) strBytes() []byte {
 		if c == '\\' {
 			plain = false
 			j++ // skip the escaped byte
-		} else if c < 0x20 || c >= utf8.RuneSelf {
+		} else if c < 0x20 {
 			plain = false
+		} else if c >= utf8.RuneSelf {
+			ascii = false
 		}
 	}
 	if j >= len(r.b) {
@@ -893,7 +912,7 @@ func (r *jsonReader) strBytes() []byte {
 		return nil
 	}
 	r.i = j + 1
-	if plain {
+	if plain && (ascii || utf8.Valid(r.b[start+1:j])) {
 		return r.b[start+1 : j]
 	}
 	var s string
@@ -965,6 +984,85 @@ func (r *jsonReader) time() time.Time {
 		}
 	}
 	return t
+}
+
+// value reads any JSON value as encoding/json decodes it into an any:
+// objects as map[string]any, arrays as []any, numbers as float64.
+func (r *jsonReader) value() any {
+	switch r.peek() {
+	case '{':
+		m := map[string]any{}
+		r.object(func(key []byte) { m[string(key)] = r.value() })
+		return m
+	case '[':
+		a := []any{}
+		r.array(func() { a = append(a, r.value()) })
+		return a
+	case '"':
+		return r.str()
+	case 't', 'f':
+		return r.bool()
+	case 'n':
+		if !r.literal("null") {
+			r.fail("expected a value")
+		}
+		return nil
+	}
+	start := r.i
+	num := r.raw()
+	if r.err != nil {
+		return nil
+	}
+	if !jsonNumber(num) {
+		r.i = start
+		r.fail("expected a number")
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(num), 64)
+	if err != nil {
+		r.i = start
+		r.fail("number out of range")
+		return nil
+	}
+	return f
+}
+
+// jsonNumber reports whether b is a number in JSON's grammar:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func jsonNumber(b []byte) bool {
+	i := 0
+	digits := func() bool {
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		return i > j
+	}
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case !digits():
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if !digits() {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return false
+		}
+	}
+	return i == len(b)
 }
 
 // raw returns the next value's bytes unparsed (only its nesting and strings

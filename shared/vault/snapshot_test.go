@@ -357,7 +357,14 @@ func TestDecodeNoteMatchesEncodingJSON(t *testing.T) {
 	checkDecode(t, []byte(` { "path" : "a.md" , "future" : {"x":[1,"]",{"y":null}]}, "tags": null,
 		"links": [ {"kind":"wikilink","target":"b","line": 3, "new": -1.5e3} ], "modified": null, "size": 12 } `))
 	checkDecode(t, []byte(`{}`))
+	// Frontmatter of every JSON shape, decoded as encoding/json does.
+	checkDecode(t, []byte(`{"path":"f.md","frontmatter":{"s":"Café \u00e9 \"q\"","n":0,"neg":-1.5e3,"big":1e308,"tiny":5e-324,
+		"int":12345678901234567890,"t":true,"f":false,"nil":null,"empty":[],"obj":{},"deep":[[{"k":[1,"x",null]}]],"ключ 🎉":"v","dup":1,"dup":2}}`))
+	checkDecode(t, []byte(`{"frontmatter":null}`))
+	checkDecode(t, []byte(`{"frontmatter":{}}`))
 	for _, bad := range []string{
+		`{"frontmatter":[]}`, `{"frontmatter":"x"}`, `{"frontmatter":{"a":01}}`, `{"frontmatter":{"a":1.}}`, `{"frontmatter":{"a":.5}}`,
+		`{"frontmatter":{"a":+1}}`, `{"frontmatter":{"a":1e}}`, `{"frontmatter":{"a":1e999}}`, `{"frontmatter":{"a":nul}}`, `{"frontmatter":{"a":-}}`,
 		``, `[]`, `{"path":1}`, `{"path":"a"`, `{"size":1.5}`, `{"size":"1"}`, `{"links":[{"line":"x"}]}`,
 		`{"modified":"yesterday"}`, `{"frontmatter":{"a":}}`, `{"path":"a"} x`, `{"path" "a"}`, `{"links":[{"embed":tru}]}`,
 		`{"path":"a\x01"}`, `{"size":99999999999999999999}`, `{"future":[1,2}`,
