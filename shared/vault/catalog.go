@@ -549,6 +549,15 @@ func (c *Catalog) Note(p string) (Note, bool) {
 		defer c.mu.RUnlock()
 		return *n, true
 	}
+	if !c.indexed.Load() {
+		// A miss on a catalog loaded in bulk: one pass over the paths
+		// costs less than building every index for the fold.
+		defer c.mu.RUnlock()
+		if n := c.scanFolded(np); n != nil {
+			return *n, true
+		}
+		return Note{}, false
+	}
 	c.mu.RUnlock()
 	c.rlock()
 	defer c.mu.RUnlock()
@@ -569,6 +578,28 @@ func (c *Catalog) lookup(p string) *Note {
 		}
 	}
 	return nil
+}
+
+// scanFolded is lookup's case-insensitive fallback without the folded
+// index: the only note whose foldKey is p's, nil if none or several.
+func (c *Catalog) scanFolded(p string) *Note {
+	key := foldKey(p)
+	asciiKey := isASCII(key)
+	var found *Note
+	for q, n := range c.notes {
+		if isASCII(q) { // foldKey(q) is q in lower case: compare without it
+			if !asciiKey || len(q) != len(key) || !strings.EqualFold(q, key) {
+				continue
+			}
+		} else if foldKey(q) != key {
+			continue
+		}
+		if found != nil {
+			return nil
+		}
+		found = n
+	}
+	return found
 }
 
 // Len returns the number of notes.
@@ -656,6 +687,15 @@ func sortNotes(ns []Note) {
 // foldKey is the case- and normalisation-insensitive form of s.
 func foldKey(s string) string {
 	return norm.NFC.String(strings.ToLower(norm.NFC.String(s)))
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // lastSegment returns the part of a slash-separated key after its last '/'.

@@ -230,3 +230,31 @@ func TestLazyMetaIndex(t *testing.T) {
 	edit(4, "y")
 	sameCatalog(t, "meta first", src, lazy)
 }
+
+// A bulk-loaded catalog answers a case-insensitive Note lookup without
+// building its indexes, exactly as the indexes would.
+func TestNoteFoldBeforeIndexes(t *testing.T) {
+	src := syntheticCatalog(200)
+	src.Upsert(note("Twin.md"))
+	src.Upsert(note("twin.md"))
+	for _, p := range []string{"FOLDER 3/note NUMBER 3.md", "folder 3/Note number 3.md", "twin.md", "TWIN.md", "nowhere.md", "Folder 3/Note Number 3"} {
+		lazy := CatalogOf(src.Segment(nil))
+		got, ok := lazy.Note(p)
+		if lazy.indexed.Load() {
+			t.Fatalf("Note(%q) built the indexes", p)
+		}
+		want, wok := src.Note(p)
+		if ok != wok || got.Path != want.Path {
+			t.Errorf("Note(%q) = %q, %v before the indexes; %q, %v after", p, got.Path, ok, want.Path, wok)
+		}
+	}
+}
+
+func BenchmarkNoteFoldMiss100k(b *testing.B) {
+	c := CatalogOf(syntheticCatalog(100_000).Segment(nil))
+	for b.Loop() {
+		if _, ok := c.Note("index.md"); ok {
+			b.Fatal("found")
+		}
+	}
+}
