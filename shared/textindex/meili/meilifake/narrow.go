@@ -50,7 +50,7 @@ func pinned(f filter) (field string, vals []string, ok bool) {
 // one of the pinned strings, or every document when f pins nothing. s.mu
 // must be held.
 func (ix *index) candidates(f filter) []string {
-	field, vals, ok := pinned(f)
+	field, vals, ok := ix.narrowest(f)
 	if !ok {
 		ids := make([]string, 0, len(ix.docs))
 		for id := range ix.docs {
@@ -66,6 +66,31 @@ func (ix *index) candidates(f filter) []string {
 		}
 	}
 	return ids
+}
+
+// narrowest is pinned, but of an AND the pinning branch holding the fewest
+// documents: the adapter's deletions say `kind = "passage" AND (note = ...
+// OR ...)`, and the kind alone pins every passage. s.mu must be held.
+func (ix *index) narrowest(f filter) (field string, vals []string, ok bool) {
+	and, isAnd := f.(andFilter)
+	if !isAnd {
+		return pinned(f)
+	}
+	best := -1
+	for _, g := range and {
+		gf, gv, gok := pinned(g)
+		if !gok {
+			continue
+		}
+		n, byValue := 0, ix.valueIndex(gf)
+		for _, v := range gv {
+			n += len(byValue[v])
+		}
+		if best < 0 || n < best {
+			field, vals, ok, best = gf, gv, true, n
+		}
+	}
+	return field, vals, ok
 }
 
 // valueIndex returns the documents by lower-cased string value of field,

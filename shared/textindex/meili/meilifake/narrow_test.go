@@ -63,3 +63,22 @@ func TestCandidatesMatchAScan(t *testing.T) {
 		}
 	}
 }
+
+// Of an AND, the branch that pins the fewest documents narrows: the
+// adapter's stale-passage deletion pins every passage by its kind, and
+// the note ids inside it are what keeps a big index fast.
+func TestCandidatesOfAnAndPickTheNarrowestBranch(t *testing.T) {
+	ix := &index{docs: map[string]map[string]any{}}
+	for i := range 1000 {
+		id := fmt.Sprint(i)
+		ix.docs[id] = map[string]any{"id": id, "kind": "passage", "note": fmt.Sprintf("n%d", i/10)}
+		ix.indexValues(id, ix.docs[id], true)
+	}
+	f, err := parseFilter(`kind = "passage" AND ((note = "n1" AND pidx >= 2) OR (note = "n7" AND pidx >= 0))`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(ix.candidates(f)); n != 20 {
+		t.Fatalf("%d candidates, want the 20 passages of n1 and n7", n)
+	}
+}
