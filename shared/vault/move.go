@@ -81,7 +81,7 @@ func PlanMove(c *Catalog, from, to string) (*MovePlan, error) {
 		}
 	}
 	src := map[string]bool{from: true}
-	c.mu.RLock()
+	c.rlock()
 	for s := range segs {
 		for p := range c.linkSegs[s].all {
 			src[p] = true

@@ -258,3 +258,20 @@ func BenchmarkNoteFoldMiss100k(b *testing.B) {
 		}
 	}
 }
+
+// A move planned on a freshly loaded catalog, before anything built its
+// indexes, finds every note whose links it must rewrite.
+func TestPlanMoveBeforeIndexes(t *testing.T) {
+	src := syntheticCatalog(300)
+	want, err := PlanMove(src, "folder 7/Note number 7.md", "moved/Elsewhere.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := PlanMove(CatalogOf(src.Segment(nil)), "folder 7/Note number 7.md", "moved/Elsewhere.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Sources()) < 2 || !reflect.DeepEqual(got.Sources(), want.Sources()) {
+		t.Fatalf("sources %v, want %v", got.Sources(), want.Sources())
+	}
+}

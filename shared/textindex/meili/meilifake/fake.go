@@ -588,10 +588,16 @@ func (s *Server) fetchDocuments(w http.ResponseWriter, r *http.Request) {
 		offset = *b.Offset
 	}
 	var ids []string
-	for _, id := range ix.ordered() {
-		if f == nil || f.eval(ix.docs[id]) {
-			ids = append(ids, id)
+	if f == nil {
+		ids = ix.ordered()
+	} else {
+		for _, id := range ix.candidates(f) { // narrowed: a page costs its filter's documents
+			if d := ix.docs[id]; d != nil && f.eval(d) {
+				ids = append(ids, id)
+			}
 		}
+		sort.Slice(ids, func(i, j int) bool { return ix.seq[ids[i]] < ix.seq[ids[j]] })
+		ids = slices.Compact(ids) // a document holding two pinned values came twice
 	}
 	results := []map[string]any{}
 	for i := offset; i < len(ids) && i < offset+limit; i++ {
