@@ -226,6 +226,7 @@ func (s *Server) work() {
 		} else {
 			t.Error = t.apply()
 		}
+		t.apply = nil // the task stays for getTask; its documents need not
 		t.Status = "succeeded"
 		if t.Error != nil {
 			t.Status = "failed"
