@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
 type agentMentionsIn struct {
@@ -49,14 +51,14 @@ func (s *Server) AgentMentions(ctx context.Context, in agentMentionsIn) (*Paged[
 		}
 	}
 	all := []MentionItem{}
-	for _, n := range cat.Notes() {
+	cat.Each(func(n *vault.Note) {
 		for _, m := range n.Mentions {
 			if want != "" && normHandle(m.Handle) != want {
 				continue
 			}
 			all = append(all, MentionItem{Path: n.Path, Handle: m.Handle, Line: m.Line, Context: m.Context})
 		}
-	}
+	})
 	slices.SortStableFunc(all, func(a, b MentionItem) int {
 		return cmp.Or(strings.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line))
 	})

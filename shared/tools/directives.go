@@ -155,6 +155,21 @@ var pendingSets struct {
 	next int
 }
 
+// countPending is len(pendingOf(cat).all) without building the set: one
+// pass over the notes, a few milliseconds at 100k notes, where the set
+// (lease keys, digest, sort) costs a cold handler's first answer 60 ms.
+func countPending(cat *vault.Catalog) int {
+	n := 0
+	cat.Each(func(note *vault.Note) {
+		for _, d := range note.Directives {
+			if !d.Done {
+				n++
+			}
+		}
+	})
+	return n
+}
+
 // pendingOf returns cat's pending directives.
 func pendingOf(cat *vault.Catalog) *directiveSet {
 	gen := cat.Generation() // before reading: a racing write then just causes a recompute
@@ -169,14 +184,14 @@ func pendingOf(cat *vault.Catalog) *directiveSet {
 	pendingSets.mu.Unlock()
 
 	set := &directiveSet{all: []DirectiveItem{}, keys: map[string]bool{}}
-	for _, n := range cat.Notes() {
+	cat.Each(func(n *vault.Note) {
 		for _, d := range n.Directives {
 			if !d.Done {
 				set.all = append(set.all, DirectiveItem{Path: n.Path, Line: d.Line, Title: d.Title, Body: d.Body})
 				set.keys[leaseKey(n.Path, d.Line, d.Title)] = true
 			}
 		}
-	}
+	})
 	slices.SortStableFunc(set.all, func(a, b DirectiveItem) int {
 		return cmp.Or(strings.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line))
 	})

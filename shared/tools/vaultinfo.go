@@ -106,7 +106,7 @@ func (s *Server) VaultInfo(ctx context.Context, in vaultInfoIn) (*vaultInfoOut, 
 		}
 		out.Liveness.EmbeddingIndexStale = stale > 0
 	}
-	out.Liveness.PendingDirectives = len(pendingOf(cat).all) // memoised per catalog generation
+	out.Liveness.PendingDirectives = countPending(cat)
 	if data, _, err := v.Store.Get(ctx, "log.md", 1<<20); err == nil {
 		for _, e := range vault.ParseLedger(data).Entries {
 			out.Liveness.LastLogDate = max(out.Liveness.LastLogDate, e.Date)

@@ -250,22 +250,22 @@ func ReadSegment(r io.Reader) (*Segment, error) {
 		if err != nil {
 			return nil, fmt.Errorf("vault: read snapshot: %w", err)
 		}
-		return readSegment(bufio.NewReaderSize(bytes.NewReader(plain), min(len(plain)+16, 1<<20)))
+		return readSegment(&lines{b: plain})
 	}
 	zr, err := gzip.NewReader(br)
 	if err != nil {
 		return nil, fmt.Errorf("vault: read snapshot: %w", err)
 	}
 	defer zr.Close()
-	return readSegment(bufio.NewReaderSize(zr, 1<<20))
+	return readSegment(&lines{br: bufio.NewReaderSize(zr, 1<<20)})
 }
 
 // zstdMagic starts every zstd frame.
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
 // readSegment reads the decompressed snapshot stream.
-func readSegment(br *bufio.Reader) (*Segment, error) {
-	line, err := readLine(br, maxHeaderLine)
+func readSegment(br *lines) (*Segment, error) {
+	line, err := br.next(maxHeaderLine)
 	if err != nil {
 		return nil, fmt.Errorf("vault: read snapshot header: %w", err)
 	}
@@ -295,7 +295,7 @@ func readSegment(br *bufio.Reader) (*Segment, error) {
 	s := &Segment{IndexedAt: h.IndexedAt, Notes: notes}
 	s.Attachments = make([]Attachment, 0, min(h.Attachments, 1<<16))
 	for i := range h.Attachments {
-		line, err := readLine(br, -1)
+		line, err := br.next(-1)
 		if err != nil {
 			return nil, fmt.Errorf("vault: read snapshot attachment %d: %w", i, err)
 		}
@@ -310,7 +310,7 @@ func readSegment(br *bufio.Reader) (*Segment, error) {
 		s.Attachments = append(s.Attachments, a)
 	}
 	for i := range h.Problems {
-		line, err := readLine(br, -1)
+		line, err := br.next(-1)
 		if err != nil {
 			return nil, fmt.Errorf("vault: read snapshot problem %d: %w", i, err)
 		}
@@ -322,7 +322,7 @@ func readSegment(br *bufio.Reader) (*Segment, error) {
 		s.Problems = append(s.Problems, p)
 	}
 	for i := range h.Removed {
-		line, err := readLine(br, -1)
+		line, err := br.next(-1)
 		if err != nil {
 			return nil, fmt.Errorf("vault: read snapshot removal %d: %w", i, err)
 		}
@@ -332,7 +332,7 @@ func readSegment(br *bufio.Reader) (*Segment, error) {
 		}
 		s.Removed = append(s.Removed, norm.NFC.String(rm.Path))
 	}
-	if _, err := br.ReadByte(); err != io.EOF {
+	if !br.atEnd() {
 		return nil, fmt.Errorf("vault: snapshot has trailing data")
 	}
 	return s, nil
@@ -520,10 +520,10 @@ func (c *Catalog) Apply(s *Segment) {
 }
 
 // readNotes reads count note lines, then decodes them on all CPUs.
-func readNotes(br *bufio.Reader, count int) ([]Note, error) {
+func readNotes(br *lines, count int) ([]Note, error) {
 	lines := make([][]byte, 0, min(count, 1<<16))
 	for i := range count {
-		line, err := readLine(br, -1)
+		line, err := br.next(-1)
 		if err != nil {
 			return nil, fmt.Errorf("vault: read snapshot note %d: %w", i, err)
 		}
@@ -548,6 +548,42 @@ func readNotes(br *bufio.Reader, count int) ([]Note, error) {
 		}
 	}
 	return notes, nil
+}
+
+// lines reads the lines of a decompressed snapshot: sliced in place from b
+// when it is all in memory (no copy of 200 MB of catalog), else read from
+// br.
+type lines struct {
+	b  []byte
+	i  int
+	br *bufio.Reader
+}
+
+// next returns the next line without its newline; limit < 0 means no
+// limit. A missing final newline is an error: snapshots always end lines.
+func (l *lines) next(limit int) ([]byte, error) {
+	if l.br != nil {
+		return readLine(l.br, limit)
+	}
+	rest := l.b[l.i:]
+	j := bytes.IndexByte(rest, '\n')
+	switch {
+	case limit >= 0 && (j >= limit || j < 0 && len(rest) > limit): // as readLine counts: the newline too
+		return nil, errors.New("line too long")
+	case j < 0:
+		return nil, io.ErrUnexpectedEOF
+	}
+	l.i += j + 1
+	return rest[:j], nil
+}
+
+// atEnd reports whether every line has been read.
+func (l *lines) atEnd() bool {
+	if l.br != nil {
+		_, err := l.br.ReadByte()
+		return err == io.EOF
+	}
+	return l.i == len(l.b)
 }
 
 // readLine returns the next line without its newline. limit < 0 means no

@@ -405,7 +405,10 @@ func FuzzReadSnapshot(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ReadSnapshot(bytes.NewReader(data)) // gzip framing
 		// The decompressed stream, which raw bytes rarely reach.
-		seg, err := readSegment(bufio.NewReader(bytes.NewReader(data)))
+		seg, err := readSegment(&lines{b: data})
+		if _, berr := readSegment(&lines{br: bufio.NewReader(bytes.NewReader(data))}); (berr == nil) != (err == nil) {
+			t.Fatalf("in memory: %v; streamed: %v", err, berr)
+		}
 		if err != nil {
 			return
 		}
