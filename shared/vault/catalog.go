@@ -169,10 +169,10 @@ type Catalog struct {
 	mu        sync.RWMutex
 	gen       uint64
 	indexedAt time.Time
-	// indexed is false while the note indexes below (but meta) are not built: a
-	// catalog loaded in bulk builds them on first use (see ensureIndexes),
-	// so a cold reader that only lists or reads notes never pays for them.
-	// It flips only under mu, held exclusively.
+	// indexed is false while the note indexes below (all but meta) are not
+	// built: a catalog loaded in bulk builds them on first use (see
+	// ensureIndexes), so a cold reader that only lists or reads notes never
+	// pays for them. It flips only under mu, held exclusively.
 	indexed atomic.Bool
 	// metaIndexed is indexed for meta alone, the costliest index (every
 	// frontmatter value of every note) and the one fewest queries use: it
@@ -362,19 +362,11 @@ func (c *Catalog) load(notes []*Note) {
 // the three index families concurrently. Every reader of an index calls it
 // before taking mu (see rlock).
 func (c *Catalog) ensureIndexes() {
-	if c.indexed.Load() {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.indexed.Load() {
-		return
-	}
-	notes := make([]*Note, 0, len(c.notes))
-	for _, n := range c.notes {
-		notes = append(notes, n)
-	}
-	Bulk(func() {
+	c.buildOnce(&c.indexed, func() {
+		notes := make([]*Note, 0, len(c.notes))
+		for _, n := range c.notes {
+			notes = append(notes, n)
+		}
 		var wg sync.WaitGroup
 		for _, part := range []func(*Note, bool){c.indexNames, c.indexFacets, c.indexLinks} {
 			wg.Go(func() {
@@ -385,26 +377,31 @@ func (c *Catalog) ensureIndexes() {
 		}
 		wg.Wait()
 	})
-	c.indexed.Store(true)
 }
 
 // ensureMeta builds the frontmatter value index of a catalog loaded in
 // bulk, once. Its readers call it before taking mu.
 func (c *Catalog) ensureMeta() {
-	if c.metaIndexed.Load() {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.metaIndexed.Load() {
-		return
-	}
-	Bulk(func() {
+	c.buildOnce(&c.metaIndexed, func() {
 		for _, n := range c.notes {
 			c.indexMeta(n, true)
 		}
 	})
-	c.metaIndexed.Store(true)
+}
+
+// buildOnce runs build, under mu held exclusively and in Bulk, unless built
+// says it ran; then sets built.
+func (c *Catalog) buildOnce(built *atomic.Bool, build func()) {
+	if built.Load() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if built.Load() {
+		return
+	}
+	Bulk(build)
+	built.Store(true)
 }
 
 // rlock takes mu shared, the indexes built.

@@ -51,7 +51,7 @@ var (
 func zstdCodec() (*zstd.Encoder, *zstd.Decoder) {
 	zstdOnce.Do(func() {
 		zstdEnc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
-		zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(1<<30))
+		zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxPlainSnapshot))
 	})
 	return zstdEnc, zstdDec
 }
@@ -257,15 +257,26 @@ func ReadSegment(r io.Reader) (*Segment, error) {
 		return nil, fmt.Errorf("vault: read snapshot: %w", err)
 	}
 	defer zr.Close()
-	return readSegment(&lines{br: bufio.NewReaderSize(zr, 1<<20)})
+	plain, err := io.ReadAll(io.LimitReader(zr, maxPlainSnapshot+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("vault: read snapshot: %w", err)
+	case len(plain) > maxPlainSnapshot:
+		return nil, fmt.Errorf("vault: read snapshot: over %d bytes decompressed", maxPlainSnapshot)
+	}
+	return readSegment(&lines{b: plain})
 }
+
+// maxPlainSnapshot bounds a decompressed snapshot, as the zstd decoder's
+// memory limit does.
+const maxPlainSnapshot = 1 << 30
 
 // zstdMagic starts every zstd frame.
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
 // readSegment reads the decompressed snapshot stream.
-func readSegment(br *lines) (*Segment, error) {
-	line, err := br.next(maxHeaderLine)
+func readSegment(ls *lines) (*Segment, error) {
+	line, err := ls.next(maxHeaderLine)
 	if err != nil {
 		return nil, fmt.Errorf("vault: read snapshot header: %w", err)
 	}
@@ -281,7 +292,7 @@ func readSegment(br *lines) (*Segment, error) {
 		return nil, fmt.Errorf("vault: corrupt snapshot header")
 	}
 
-	notes, err := readNotes(br, h.Notes)
+	notes, err := readNotes(ls, h.Notes)
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +306,7 @@ func readSegment(br *lines) (*Segment, error) {
 	s := &Segment{IndexedAt: h.IndexedAt, Notes: notes}
 	s.Attachments = make([]Attachment, 0, min(h.Attachments, 1<<16))
 	for i := range h.Attachments {
-		line, err := br.next(-1)
+		line, err := ls.next(-1)
 		if err != nil {
 			return nil, fmt.Errorf("vault: read snapshot attachment %d: %w", i, err)
 		}
@@ -310,7 +321,7 @@ func readSegment(br *lines) (*Segment, error) {
 		s.Attachments = append(s.Attachments, a)
 	}
 	for i := range h.Problems {
-		line, err := br.next(-1)
+		line, err := ls.next(-1)
 		if err != nil {
 			return nil, fmt.Errorf("vault: read snapshot problem %d: %w", i, err)
 		}
@@ -322,7 +333,7 @@ func readSegment(br *lines) (*Segment, error) {
 		s.Problems = append(s.Problems, p)
 	}
 	for i := range h.Removed {
-		line, err := br.next(-1)
+		line, err := ls.next(-1)
 		if err != nil {
 			return nil, fmt.Errorf("vault: read snapshot removal %d: %w", i, err)
 		}
@@ -332,7 +343,7 @@ func readSegment(br *lines) (*Segment, error) {
 		}
 		s.Removed = append(s.Removed, norm.NFC.String(rm.Path))
 	}
-	if !br.atEnd() {
+	if ls.i != len(ls.b) {
 		return nil, fmt.Errorf("vault: snapshot has trailing data")
 	}
 	return s, nil
@@ -520,10 +531,10 @@ func (c *Catalog) Apply(s *Segment) {
 }
 
 // readNotes reads count note lines, then decodes them on all CPUs.
-func readNotes(br *lines, count int) ([]Note, error) {
+func readNotes(ls *lines, count int) ([]Note, error) {
 	lines := make([][]byte, 0, min(count, 1<<16))
 	for i := range count {
-		line, err := br.next(-1)
+		line, err := ls.next(-1)
 		if err != nil {
 			return nil, fmt.Errorf("vault: read snapshot note %d: %w", i, err)
 		}
@@ -550,63 +561,27 @@ func readNotes(br *lines, count int) ([]Note, error) {
 	return notes, nil
 }
 
-// lines reads the lines of a decompressed snapshot: sliced in place from b
-// when it is all in memory (no copy of 200 MB of catalog), else read from
-// br.
+// lines hands out the lines of a decompressed snapshot, sliced in place
+// from b (no copy of 200 MB of catalog).
 type lines struct {
-	b  []byte
-	i  int
-	br *bufio.Reader
+	b []byte
+	i int
 }
 
 // next returns the next line without its newline; limit < 0 means no
-// limit. A missing final newline is an error: snapshots always end lines.
+// limit (the newline counts). A missing final newline is an error:
+// snapshots always end lines.
 func (l *lines) next(limit int) ([]byte, error) {
-	if l.br != nil {
-		return readLine(l.br, limit)
-	}
 	rest := l.b[l.i:]
 	j := bytes.IndexByte(rest, '\n')
 	switch {
-	case limit >= 0 && (j >= limit || j < 0 && len(rest) > limit): // as readLine counts: the newline too
+	case limit >= 0 && (j >= limit || j < 0 && len(rest) > limit):
 		return nil, errors.New("line too long")
 	case j < 0:
 		return nil, io.ErrUnexpectedEOF
 	}
 	l.i += j + 1
 	return rest[:j], nil
-}
-
-// atEnd reports whether every line has been read.
-func (l *lines) atEnd() bool {
-	if l.br != nil {
-		_, err := l.br.ReadByte()
-		return err == io.EOF
-	}
-	return l.i == len(l.b)
-}
-
-// readLine returns the next line without its newline. limit < 0 means no
-// limit. A missing final newline is an error: snapshots always end lines.
-func readLine(br *bufio.Reader, limit int) ([]byte, error) {
-	var buf []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		buf = append(buf, chunk...)
-		if limit >= 0 && len(buf) > limit {
-			return nil, errors.New("line too long")
-		}
-		switch {
-		case err == nil:
-			return bytes.TrimSuffix(buf, []byte("\n")), nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF):
-			return nil, io.ErrUnexpectedEOF
-		default:
-			return nil, err
-		}
-	}
 }
 
 // decodeNote decodes one note line as encoding/json would, several times
@@ -1049,7 +1024,7 @@ func (r *jsonReader) value() any {
 	if r.err != nil {
 		return nil
 	}
-	if !jsonNumber(num) {
+	if !json.Valid(num) { // strings, objects, arrays and literals are taken above: a number
 		r.i = start
 		r.fail("expected a number")
 		return nil
@@ -1061,44 +1036,6 @@ func (r *jsonReader) value() any {
 		return nil
 	}
 	return f
-}
-
-// jsonNumber reports whether b is a number in JSON's grammar:
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func jsonNumber(b []byte) bool {
-	i := 0
-	digits := func() bool {
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		return i > j
-	}
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case !digits():
-		return false
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if !digits() {
-			return false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if !digits() {
-			return false
-		}
-	}
-	return i == len(b)
 }
 
 // raw returns the next value's bytes unparsed (only its nesting and strings
