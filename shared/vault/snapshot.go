@@ -21,27 +21,33 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// Snapshot format: a zstd (version 3) or gzip (versions 1 and 2) stream of
-// JSON lines. The first line is the
-// header; then one line per note, one per attachment, (since version 2) one
-// per problem ({"path", "reason"}) and (since version 3) one per removed
-// path ({"path"}).
+// Snapshot format: a zstd frame holding a segment in the binary format
+// (version 4, see segbin.go); versions 1 to 3, still read, were JSON
+// lines (gzip for 1 and 2, zstd for 3): a header line, then one line per
+// note, one per attachment, (since version 2) one per problem
+// ({"path", "reason"}) and (since version 3) one per removed path
+// ({"path"}).
 //
 // One format serves whole snapshots and segments (see Segment): a whole
 // snapshot is a segment naming every path and removing none. ReadSegment
-// also reads versions 1 and 2, so a catalog written before an upgrade is
-// read as a whole snapshot. Older readers refuse version 3 with
-// ErrSnapshotVersion and rebuild, instead of failing on the extra lines.
+// reads every version from 1 on, so a catalog written before an upgrade is
+// read as it was. Readers of older versions refuse a newer one with
+// ErrSnapshotVersion and rebuild, instead of failing on it.
 const (
 	SnapshotFormat  = "sheaf-catalog"
-	SnapshotVersion = 3
+	SnapshotVersion = binVersion
 
 	minSnapshotVersion = 1
+	// lastJSONVersion is the newest version written as JSON lines.
+	lastJSONVersion = 3
 )
 
-// zstd is the codec of version 3: its decoder is several times faster than
-// gzip's, which is what a cold reader of a big catalog waits for. Both are
-// safe for concurrent use (EncodeAll, DecodeAll).
+// zstd is the codec since version 3: its decoder is several times faster
+// than gzip's, which is what a cold reader of a big catalog waits for. Its
+// default level writes 11% fewer bytes than the fastest one and decodes as
+// fast (121 MB of binary catalog at 100k notes: 39 MB, 0.2 s of one core),
+// at 30% more encoding time, which only merges notice. Both are safe for
+// concurrent use (EncodeAll, DecodeAll).
 var (
 	zstdOnce sync.Once
 	zstdEnc  *zstd.Encoder
@@ -50,7 +56,7 @@ var (
 
 func zstdCodec() (*zstd.Encoder, *zstd.Decoder) {
 	zstdOnce.Do(func() {
-		zstdEnc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+		zstdEnc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
 		zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxPlainSnapshot))
 	})
 	return zstdEnc, zstdDec
@@ -187,38 +193,12 @@ func (c *Catalog) WriteSnapshot(w io.Writer) error { return c.Segment(nil).Write
 
 // Write writes s in the snapshot format.
 func (s *Segment) Write(w io.Writer) error {
-	h := snapshotHeader{
-		Format: SnapshotFormat, Version: SnapshotVersion, IndexedAt: s.IndexedAt, Written: time.Now().UTC(),
-		Notes: len(s.Notes), Attachments: len(s.Attachments), Problems: len(s.Problems), Removed: len(s.Removed),
-	}
-	var plain bytes.Buffer
-	enc := json.NewEncoder(&plain) // one value per line
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(h); err != nil {
-		return fmt.Errorf("vault: write snapshot header: %w", err)
-	}
-	for i := range s.Notes {
-		if err := enc.Encode(&s.Notes[i]); err != nil {
-			return fmt.Errorf("vault: write snapshot note %q: %w", s.Notes[i].Path, err)
-		}
-	}
-	for _, a := range s.Attachments {
-		if err := enc.Encode(a); err != nil {
-			return fmt.Errorf("vault: write snapshot attachment %q: %w", a.Path, err)
-		}
-	}
-	for _, p := range s.Problems {
-		if err := enc.Encode(p); err != nil {
-			return fmt.Errorf("vault: write snapshot problem %q: %w", p.Path, err)
-		}
-	}
-	for _, p := range s.Removed {
-		if err := enc.Encode(removedLine{Path: p}); err != nil {
-			return fmt.Errorf("vault: write snapshot removal %q: %w", p, err)
-		}
+	plain, err := s.appendBinary(nil)
+	if err != nil {
+		return err
 	}
 	ze, _ := zstdCodec()
-	_, err := w.Write(ze.EncodeAll(plain.Bytes(), nil))
+	_, err = w.Write(ze.EncodeAll(plain, nil))
 	return err
 }
 
@@ -250,6 +230,9 @@ func ReadSegment(r io.Reader) (*Segment, error) {
 		if err != nil {
 			return nil, fmt.Errorf("vault: read snapshot: %w", err)
 		}
+		if isBinary(plain) {
+			return decodeBinary(plain)
+		}
 		return readSegment(&lines{b: plain})
 	}
 	zr, err := gzip.NewReader(br)
@@ -274,7 +257,8 @@ const maxPlainSnapshot = 1 << 30
 // zstdMagic starts every zstd frame.
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
-// readSegment reads the decompressed snapshot stream.
+// readSegment reads a decompressed snapshot in JSON lines (versions 1 to
+// 3).
 func readSegment(ls *lines) (*Segment, error) {
 	line, err := ls.next(maxHeaderLine)
 	if err != nil {
@@ -284,7 +268,7 @@ func readSegment(ls *lines) (*Segment, error) {
 	if err := json.Unmarshal(line, &h); err != nil || h.Format != SnapshotFormat {
 		return nil, fmt.Errorf("vault: not a catalog snapshot")
 	}
-	if h.Version < minSnapshotVersion || h.Version > SnapshotVersion {
+	if h.Version < minSnapshotVersion || h.Version > lastJSONVersion {
 		return nil, fmt.Errorf("%w: got %d, want %d to %d", ErrSnapshotVersion, h.Version, minSnapshotVersion, SnapshotVersion)
 	}
 	if h.Notes < 0 || h.Attachments < 0 || h.Problems < 0 || h.Removed < 0 ||

@@ -91,15 +91,16 @@ func TestSnapshotProblems(t *testing.T) {
 	if err := c.WriteSnapshot(&buf); err != nil {
 		t.Fatal(err)
 	}
-	plain := plainOf(buf.Bytes())
-	lines := strings.Split(strings.TrimSuffix(plain.String(), "\n"), "\n")
-	if len(lines) != 4 || !strings.Contains(lines[0], `"version":3`) || !strings.Contains(lines[0], `"problems":3`) {
-		t.Fatalf("snapshot lines = %q", lines)
+	seg, err := ReadSegment(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seg.Problems) != 3 {
+		t.Fatalf("problems written: %+v", seg.Problems)
 	}
 	for i, want := range []string{"Café/a.md", "a.md", "z.md"} {
-		var p Problem
-		if err := json.Unmarshal([]byte(lines[i+1]), &p); err != nil || p.Path != want {
-			t.Errorf("line %d = %s, want the problem of %q", i+1, lines[i+1], want)
+		if got := seg.Problems[i].Path; got != want {
+			t.Errorf("problem %d is of %q, want %q", i, got, want)
 		}
 	}
 	got, err := ReadSnapshot(&buf)
@@ -107,7 +108,7 @@ func TestSnapshotProblems(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"Café/a.md": "invalid UTF-8: indexed with replacement characters \ufffd", // JSON cannot carry the raw byte
+		"Café/a.md": "invalid UTF-8: indexed with replacement characters \ufffd", // as JSON, which cannot carry the raw byte, wrote it
 		"a.md":      "unreadable: boom",
 		"z.md":      "too large: over 16 bytes, not indexed",
 	}
@@ -122,14 +123,10 @@ func TestSnapshotVersion1(t *testing.T) {
 	for p := range c.Problems() {
 		c.SetProblem(p, "")
 	}
-	var buf bytes.Buffer
-	if err := c.WriteSnapshot(&buf); err != nil {
-		t.Fatal(err)
-	}
-	plain := plainOf(buf.Bytes())
-	v1 := strings.Replace(plain.String(), `"version":3,`, `"version":1,`, 1)
+	plain := jsonLines(t, c.Segment(nil))
+	v1 := strings.Replace(plain, `"version":3,`, `"version":1,`, 1)
 	v1 = strings.Replace(v1, `,"problems":0}`, `}`, 1)
-	if v1 == plain.String() {
+	if v1 == plain {
 		t.Fatal("could not rewrite the header as version 1")
 	}
 	got, err := ReadSnapshot(gz(v1))
@@ -148,16 +145,6 @@ func TestSnapshotVersion1(t *testing.T) {
 	}
 }
 
-// plainOf decompresses a snapshot as written (zstd).
-func plainOf(b []byte) *bytes.Buffer {
-	_, zd := zstdCodec()
-	out, err := zd.DecodeAll(b, nil)
-	if err != nil {
-		panic(err)
-	}
-	return bytes.NewBuffer(out)
-}
-
 func gz(s string) *bytes.Buffer {
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.NoCompression)
@@ -166,8 +153,46 @@ func gz(s string) *bytes.Buffer {
 	return &buf
 }
 
+// jsonLines writes s as Sheaf wrote segments before the binary format:
+// JSON lines, version 3, uncompressed.
+func jsonLines(t testing.TB, s *Segment) string {
+	t.Helper()
+	h := snapshotHeader{
+		Format: SnapshotFormat, Version: lastJSONVersion, IndexedAt: s.IndexedAt, Written: time.Now().UTC(),
+		Notes: len(s.Notes), Attachments: len(s.Attachments), Problems: len(s.Problems), Removed: len(s.Removed),
+	}
+	var plain bytes.Buffer
+	enc := json.NewEncoder(&plain)
+	enc.SetEscapeHTML(false)
+	values := []any{h}
+	for i := range s.Notes {
+		values = append(values, &s.Notes[i])
+	}
+	for _, a := range s.Attachments {
+		values = append(values, a)
+	}
+	for _, p := range s.Problems {
+		values = append(values, p)
+	}
+	for _, p := range s.Removed {
+		values = append(values, removedLine{Path: p})
+	}
+	for _, v := range values {
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return plain.String()
+}
+
+// zst compresses plain as segments are compressed.
+func zst(plain string) *bytes.Buffer {
+	ze, _ := zstdCodec()
+	return bytes.NewBuffer(ze.EncodeAll([]byte(plain), nil))
+}
+
 func TestSnapshotVersionMismatch(t *testing.T) {
-	for _, v := range []int{0, SnapshotVersion + 1} {
+	for _, v := range []int{0, lastJSONVersion + 1, SnapshotVersion + 1} {
 		_, err := ReadSnapshot(gz(fmt.Sprintf(`{"format":"sheaf-catalog","version":%d,"notes":0,"attachments":0}`, v) + "\n"))
 		if !errors.Is(err, ErrSnapshotVersion) {
 			t.Fatalf("version %d: err = %v, want ErrSnapshotVersion", v, err)
@@ -180,13 +205,10 @@ func TestSnapshotVersionMismatch(t *testing.T) {
 	}
 }
 
+// Corrupt snapshots of the JSON-lines versions are refused.
 func TestSnapshotCorrupt(t *testing.T) {
-	var good bytes.Buffer
-	if err := sampleCatalog().WriteSnapshot(&good); err != nil {
-		t.Fatal(err)
-	}
-	plain := plainOf(good.Bytes())
-	text := plain.String()
+	text := jsonLines(t, sampleCatalog().Segment(nil))
+	good := zst(text)
 	lines := strings.SplitAfter(text, "\n")
 
 	for name, in := range map[string]*bytes.Buffer{
@@ -215,6 +237,27 @@ func TestSnapshotCorrupt(t *testing.T) {
 		} else if errors.Is(err, ErrSnapshotVersion) {
 			t.Errorf("%s: reported as a version mismatch", name)
 		}
+	}
+}
+
+// A snapshot written as JSON lines (version 3) reads back as the binary
+// one does.
+func TestSnapshotJSONLinesStillRead(t *testing.T) {
+	for _, c := range []*Catalog{sampleCatalog(), syntheticCatalog(300)} {
+		seg := c.Segment(nil)
+		fromJSON, err := ReadSegment(zst(jsonLines(t, seg)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := seg.Write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		fromBinary, err := ReadSegment(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameCatalog(t, "json vs binary", CatalogOf(fromJSON), CatalogOf(fromBinary))
 	}
 }
 
@@ -399,8 +442,7 @@ func FuzzReadSnapshot(f *testing.F) {
 	var buf bytes.Buffer
 	sampleCatalog().WriteSnapshot(&buf)
 	f.Add(buf.Bytes())
-	plain := plainOf(buf.Bytes())
-	f.Add(plain.Bytes())
+	f.Add([]byte(jsonLines(f, sampleCatalog().Segment(nil))))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ReadSnapshot(bytes.NewReader(data)) // gzip framing
 		// The decompressed stream, which raw bytes rarely reach.
