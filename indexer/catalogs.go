@@ -26,6 +26,11 @@ type StoreCatalogs struct {
 	Key    string        // the legacy whole snapshot; default DefaultSnapshotKey
 	Dir    string        // default DefaultCatalogDir
 	MaxAge time.Duration // default one second
+	// Prefetch makes Summary start loading the catalog in the background,
+	// for a long-lived server: its next call finds the catalog loaded. A
+	// Lambda function leaves it off: its instance is frozen between
+	// invocations, so the load would only compete with the first answer.
+	Prefetch bool
 
 	mu      sync.Mutex
 	cat     *vault.Catalog
@@ -33,6 +38,8 @@ type StoreCatalogs struct {
 	legacy  string         // ETag of the legacy snapshot cat was read from
 	checked time.Time      // last revalidation
 	flight  *catalogFlight // revalidation in progress
+	sum     *vault.Summary // the manifest's, while no catalog is loaded
+	sumAt   time.Time      // when sum was read
 }
 
 type catalogFlight struct {
@@ -62,6 +69,35 @@ func (c *StoreCatalogs) Catalog(ctx context.Context) (*vault.Catalog, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// Summary returns the current catalog's summary without loading the
+// catalog: from the manifest (one small read, then at most one per
+// MaxAge) while no catalog is loaded. ok is false when the catalog is
+// loaded, or the manifest has no summary (an older indexer wrote it), or
+// cannot be read: the caller then loads the catalog with Catalog, which
+// also reports any error.
+func (c *StoreCatalogs) Summary(ctx context.Context) (sum vault.Summary, ok bool, err error) {
+	c.mu.Lock()
+	loaded, cached, at := c.cat != nil, c.sum, c.sumAt
+	c.mu.Unlock()
+	if c.Prefetch && !loaded {
+		go func() { _, _ = c.Catalog(context.WithoutCancel(ctx)) }() // a failure is retried by the next call
+	}
+	switch {
+	case loaded:
+		return vault.Summary{}, false, nil
+	case cached != nil && time.Since(at) < c.maxAge():
+		return *cached, true, nil
+	}
+	m, _, found, err := c.files().readManifest(ctx)
+	if err != nil || !found || m.Summary == nil {
+		return vault.Summary{}, false, nil
+	}
+	c.mu.Lock()
+	c.sum, c.sumAt = m.Summary, time.Now()
+	c.mu.Unlock()
+	return *m.Summary, true, nil
 }
 
 // Missing reports whether the last catalog served came from no snapshot at

@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"context"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -171,5 +172,104 @@ func TestStoreCatalogs(t *testing.T) {
 	}
 	if c, err := cats.Catalog(ctx); err != nil || c.Len() != 2 {
 		t.Errorf("after a cancelled caller: %v %v", c, err)
+	}
+}
+
+// A cold reader gives the catalog's summary from the manifest alone (one
+// read), the same summary the writer's catalog gives; once the catalog is
+// loaded, it says to use the catalog. With Prefetch, asking for the
+// summary starts that load.
+func TestStoreCatalogsSummary(t *testing.T) {
+	ctx := context.Background()
+	fsStore, err := fs.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := catalogWith("a.md", "Index.md", "b/c.md")
+	c.Upsert(vault.Note{Path: "todo.md", Directives: []vault.Directive{{Title: "x"}, {Title: "y", Done: true}}})
+	c.SetProblem("huge.md", "too large: not indexed")
+	c.SetIndexedAt(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	writer := &StoreSnapshots{Store: fsStore}
+	if err := writer.Save(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	want := c.Summary()
+	if want.Notes != 4 || !want.HasIndex || want.PendingDirectives != 1 || want.Unindexed != 1 || len(want.Problems) != 1 {
+		t.Fatalf("writer's summary: %+v", want)
+	}
+
+	st := &countingStore{Store: fsStore}
+	cats := &StoreCatalogs{Store: st, MaxAge: time.Hour}
+	got, ok, err := cats.Summary(ctx)
+	if err != nil || !ok {
+		t.Fatalf("cold Summary: %v, %v", ok, err)
+	}
+	if !got.IndexedAt.Equal(want.IndexedAt) {
+		t.Errorf("indexed at %v, want %v", got.IndexedAt, want.IndexedAt)
+	}
+	got.IndexedAt = want.IndexedAt
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("summary from the manifest %+v, want %+v", got, want)
+	}
+	if n := st.gets.Load(); n != 1 {
+		t.Errorf("a cold summary read %d objects, want the manifest alone", n)
+	}
+	if _, ok, _ := cats.Summary(ctx); !ok || st.gets.Load() != 1 {
+		t.Errorf("a second summary within MaxAge read again (%d reads)", st.gets.Load())
+	}
+	if _, err := cats.Catalog(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := cats.Summary(ctx); ok || err != nil {
+		t.Errorf("with the catalog loaded: Summary ok %v, %v; want the catalog used", ok, err)
+	}
+
+	prefetching := &StoreCatalogs{Store: fsStore, MaxAge: time.Hour, Prefetch: true}
+	if _, ok, _ := prefetching.Summary(ctx); !ok {
+		t.Fatal("prefetching reader: no summary")
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, ok, _ := prefetching.Summary(ctx); !ok {
+			break // loaded
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Prefetch did not load the catalog")
+		}
+	}
+
+	// An overlay with a write of its own pending loads the catalog.
+	o := &Overlay{Base: &StoreCatalogs{Store: fsStore}, Store: fsStore}
+	if _, ok, _ := o.Summary(ctx); !ok {
+		t.Error("an overlay with no writes pending gives no summary")
+	}
+	o.pending = map[string]overlayWrite{"new.md": {at: time.Now()}}
+	if _, ok, _ := o.Summary(ctx); ok {
+		t.Error("an overlay with a write pending gave the shared summary")
+	}
+}
+
+// A manifest written before summaries (version 3) gives none: the reader
+// loads the catalog.
+func TestStoreCatalogsSummaryOfAnOlderManifest(t *testing.T) {
+	ctx := context.Background()
+	st, err := fs.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	writer := &StoreSnapshots{Store: st}
+	if err := writer.Save(ctx, catalogWith("a.md")); err != nil {
+		t.Fatal(err)
+	}
+	f := writer.files()
+	m, etag, _, err := f.readManifest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Summary = nil
+	if _, err := f.writeManifest(ctx, m, etag); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := (&StoreCatalogs{Store: st}).Summary(ctx); ok || err != nil {
+		t.Errorf("Summary of a manifest without one: ok %v, %v", ok, err)
 	}
 }

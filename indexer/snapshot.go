@@ -55,8 +55,12 @@ const DefaultCatalogDir = ".sheaf/catalog/"
 const manifestName = "manifest.json"
 
 const (
-	manifestFormat  = "sheaf-catalog-manifest"
-	manifestVersion = 3
+	manifestFormat = "sheaf-catalog-manifest"
+	// manifestVersion is the version written: 4 lists segments of the
+	// binary format (and a summary). Version 3, whose segments are JSON
+	// lines, is still read; a save rewrites it as 4.
+	manifestVersion    = 4
+	minManifestVersion = 3
 	// partPaths is how many paths one segment object holds at most: bigger
 	// segments are split by path hash, so readers fetch and decode them on
 	// all cores.
@@ -79,6 +83,9 @@ type manifest struct {
 	Seq       uint64       `json:"seq"` // Last of the newest segment
 	IndexedAt time.Time    `json:"indexed_at"`
 	Segments  []segmentRef `json:"segments"`
+	// Summary is the catalog's, as of Seq (version 4 on; nil before):
+	// what a cold handler answers get_vault_info from.
+	Summary *vault.Summary `json:"summary,omitempty"`
 }
 
 // segmentRef is one segment: the saves First..Last merged, stored as one
@@ -123,8 +130,8 @@ func (f catalogFiles) readManifest(ctx context.Context) (m manifest, etag string
 	if err := json.Unmarshal(data, &m); err != nil || m.Format != manifestFormat {
 		return manifest{}, "", false, fmt.Errorf("%s is not a catalog manifest", f.manifestKey())
 	}
-	if m.Version != manifestVersion { // the ETag lets a save replace it
-		return manifest{}, obj.ETag, false, fmt.Errorf("%w: manifest %s has version %d, want %d", vault.ErrSnapshotVersion, f.manifestKey(), m.Version, manifestVersion)
+	if m.Version < minManifestVersion || m.Version > manifestVersion { // the ETag lets a save replace it
+		return manifest{}, obj.ETag, false, fmt.Errorf("%w: manifest %s has version %d, want %d to %d", vault.ErrSnapshotVersion, f.manifestKey(), m.Version, minManifestVersion, manifestVersion)
 	}
 	return m, obj.ETag, true, nil
 }
@@ -177,7 +184,7 @@ func (f catalogFiles) writeSegment(ctx context.Context, seg *vault.Segment, firs
 				if errs[i] = parts[i].Write(&buf); errs[i] != nil {
 					continue
 				}
-				names[i] = fmt.Sprintf("seg-%016x-%016x-%s-%d.jsonl.zst", last, first, id, i)
+				names[i] = fmt.Sprintf("seg-%016x-%016x-%s-%d.bin.zst", last, first, id, i)
 				sizes[i] = int64(buf.Len())
 				_, errs[i] = f.store.Put(ctx, f.dir+names[i], buf.Bytes(), store.PutOptions{IfNoneMatch: true})
 			}
@@ -447,7 +454,8 @@ func (s *StoreSnapshots) saveWhole(ctx context.Context, c *vault.Catalog) error 
 	if err != nil {
 		return err
 	}
-	m := manifest{Seq: seq, IndexedAt: c.IndexedAt(), Segments: []segmentRef{ref}}
+	sum := c.Summary()
+	m := manifest{Seq: seq, IndexedAt: c.IndexedAt(), Segments: []segmentRef{ref}, Summary: &sum}
 	etag, err := f.writeManifest(ctx, m, s.view.etag)
 	if err != nil {
 		f.discard(ctx, err, ref)
@@ -487,6 +495,8 @@ func (s *StoreSnapshots) SaveChanges(ctx context.Context, c *vault.Catalog, path
 	m := s.view.man
 	m.Segments = slices.Clone(m.Segments)
 	m.IndexedAt = c.IndexedAt()
+	sum := c.Summary()
+	m.Summary = &sum
 	var ref segmentRef
 	if len(paths) > 0 {
 		var err error

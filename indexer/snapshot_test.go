@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sheaf-dev/sheaf/shared/store"
+	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
@@ -346,5 +348,78 @@ func TestLostManifestAnswerKeepsTheSegment(t *testing.T) {
 	c := f.saved(t)
 	if _, ok := c.Note("after.md"); !ok || c.Len() != 41 {
 		t.Fatalf("after: %d notes, after.md %v", c.Len(), ok)
+	}
+}
+
+// A catalog that Sheaf saved before the binary format (manifest version
+// 3, segments of JSON lines; testdata/catalog-v3 is the sample vault as
+// that release saved it) is read; the next save adds a binary segment and
+// writes manifest version 4, and readers then see the two combined.
+func TestCatalogOfTheJSONReleaseIsRead(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	fixture, err := filepath.Glob(filepath.Join("testdata", "catalog-v3", "*"))
+	if err != nil || len(fixture) < 2 {
+		t.Fatalf("fixture: %v %v", fixture, err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "catalog"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range fixture {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "catalog", filepath.Base(p)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := fs.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps := &StoreSnapshots{Store: st, Dir: "catalog/"}
+	c, err := snaps.Load(ctx)
+	if err != nil || c == nil {
+		t.Fatalf("Load: %v, %v", c, err)
+	}
+	if c.Len() != 43 || len(c.Attachments()) != 5 || len(c.Problems()) != 3 {
+		t.Fatalf("read %d notes, %d attachments, %d problems; want 43, 5, 3", c.Len(), len(c.Attachments()), len(c.Problems()))
+	}
+	if bs := c.Backlinks("Concepts/Crop rotation.md"); len(bs) == 0 {
+		t.Error("no backlinks to Concepts/Crop rotation.md in the catalog read")
+	}
+
+	n, ok := c.Note("Concepts/Crop rotation.md")
+	if !ok {
+		t.Fatal("Concepts/Crop rotation.md is not in the catalog read")
+	}
+	n.Title = "Compost, edited after the upgrade"
+	c.Upsert(n)
+	if err := snaps.SaveChanges(ctx, c, []string{n.Path}); err != nil {
+		t.Fatal(err)
+	}
+	m, _, _, err := snaps.files().readManifest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []string
+	for _, r := range m.Segments {
+		parts = append(parts, r.Parts...)
+	}
+	if m.Version != manifestVersion || len(parts) != 2 || !strings.HasSuffix(parts[0], ".jsonl.zst") || !strings.HasSuffix(parts[1], ".bin.zst") {
+		t.Fatalf("after the save: manifest version %d, parts %v", m.Version, parts)
+	}
+	for _, reader := range []func() (*vault.Catalog, error){
+		func() (*vault.Catalog, error) { return (&StoreSnapshots{Store: st, Dir: "catalog/"}).Load(ctx) },
+		func() (*vault.Catalog, error) { return (&StoreCatalogs{Store: st, Dir: "catalog/"}).Catalog(ctx) },
+	} {
+		got, err := reader()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Notes(), c.Notes()) || !reflect.DeepEqual(got.Problems(), c.Problems()) || !reflect.DeepEqual(got.Attachments(), c.Attachments()) {
+			t.Fatal("a fresh reader of the upgraded catalog differs from the writer's")
+		}
 	}
 }

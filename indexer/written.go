@@ -131,6 +131,21 @@ func (o *Overlay) Catalog(ctx context.Context) (*vault.Catalog, error) {
 	return m, nil
 }
 
+// Summary is Base's summary (see StoreCatalogs.Summary) while this
+// handler has no write of its own pending; ok is false otherwise.
+func (o *Overlay) Summary(ctx context.Context) (vault.Summary, bool, error) {
+	o.mu.Lock()
+	pending := len(o.pending)
+	o.mu.Unlock()
+	sums, ok := o.Base.(interface {
+		Summary(context.Context) (vault.Summary, bool, error)
+	})
+	if pending > 0 || !ok {
+		return vault.Summary{}, false, nil
+	}
+	return sums.Summary(ctx)
+}
+
 // settle drops the writes base already holds (the same version of the
 // note, or its absence).
 func (o *Overlay) settle(base *vault.Catalog) {

@@ -124,7 +124,11 @@ func OpenCloud(ctx context.Context, c *Config, log *slog.Logger) (*Cloud, error)
 		MaxNoteBytes: c.MaxNoteBytes, Log: log, KeyPath: st.Path, Bucket: sc.Bucket,
 		TrackChanges: c.EmbedBaseURL != "",
 	}
-	catalogs := &indexer.StoreCatalogs{Store: st}
+	// A long-lived server loads the catalog in the background after a
+	// first answer from its summary; a Lambda instance, frozen between
+	// invocations, would only slow that answer (see StoreCatalogs).
+	onLambda := os.Getenv("AWS_LAMBDA_RUNTIME_API") != ""
+	catalogs := &indexer.StoreCatalogs{Store: st, Prefetch: !onLambda}
 	// The handler's own writes are laid over the shared snapshot (and
 	// written to Meilisearch) until the indexer has caught up with them.
 	overlay := &indexer.Overlay{Base: catalogs, Store: st, Text: text, MaxNoteBytes: c.MaxNoteBytes}
@@ -149,7 +153,7 @@ func OpenCloud(ctx context.Context, c *Config, log *slog.Logger) (*Cloud, error)
 		ImmutablePaths: c.ImmutablePaths, MaxNoteBytes: c.MaxNoteBytes, MaxAttachmentBytes: c.MaxAttachmentBytes,
 		CursorKey: c.CursorKey,
 	}
-	if os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" {
+	if onLambda {
 		v.MaxWait = LambdaMaxWait
 	}
 	if v.LLM, v.Reranker, err = c.OpenLLM(); err != nil {

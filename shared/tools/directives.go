@@ -155,21 +155,6 @@ var pendingSets struct {
 	next int
 }
 
-// countPending is len(pendingOf(cat).all) without building the set: one
-// pass over the notes, a few milliseconds at 100k notes, where the set
-// (lease keys, digest, sort) costs a cold handler's first answer 60 ms.
-func countPending(cat *vault.Catalog) int {
-	n := 0
-	cat.Each(func(note *vault.Note) {
-		for _, d := range note.Directives {
-			if !d.Done {
-				n++
-			}
-		}
-	})
-	return n
-}
-
 // pendingOf returns cat's pending directives.
 func pendingOf(cat *vault.Catalog) *directiveSet {
 	gen := cat.Generation() // before reading: a racing write then just causes a recompute

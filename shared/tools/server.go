@@ -31,6 +31,14 @@ type Catalogs interface {
 	Catalog(ctx context.Context) (*vault.Catalog, error)
 }
 
+// Summaries is a Catalogs that can give the catalog's Summary without
+// loading the catalog: a cold stateless handler reads it from the catalog's
+// manifest, so its first get_vault_info costs one small read whatever the
+// vault's size. ok is false when it cannot (the caller loads the catalog).
+type Summaries interface {
+	Summary(ctx context.Context) (sum vault.Summary, ok bool, err error)
+}
+
 // LiveCatalog is a Catalogs over an in-memory catalog kept current by an indexer.
 type LiveCatalog struct{ C *vault.Catalog }
 
@@ -196,18 +204,63 @@ func (s *Server) open(ctx context.Context, a VaultArg) (*Vault, *vault.Catalog, 
 	if err := v.awaitIndex(ctx); err != nil {
 		return nil, nil, err
 	}
+	c, err := s.catalogOf(ctx, v)
+	if err != nil {
+		return nil, nil, err
+	}
+	return v, c, nil
+}
+
+// catalogOf loads v's current catalog and notes what the call's answer
+// must say of it (coverage).
+func (s *Server) catalogOf(ctx context.Context, v *Vault) (*vault.Catalog, error) {
 	c, err := v.Catalogs.Catalog(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("loading the catalog of vault %s: %w", v.ID, err)
+		return nil, fmt.Errorf("loading the catalog of vault %s: %w", v.ID, err)
 	}
+	s.noteCoverage(ctx, v, c.CountUnindexed())
+	return c, nil
+}
+
+// noteCoverage notes in the call what its answer must say of the index:
+// still indexing, notes kept out of it, this handler's writes not in the
+// shared index yet.
+func (s *Server) noteCoverage(ctx context.Context, v *Vault, unindexed int) {
 	if st := v.status(); st.State != "ready" {
 		callFrom(ctx).noteIndexing(&Indexing{State: st.State, Indexed: st.Done, Total: st.Total, Notes: st.Notes})
 	}
-	callFrom(ctx).noteUnindexed(c.CountUnindexed())
+	callFrom(ctx).noteUnindexed(unindexed)
 	if v.Lagging != nil {
 		callFrom(ctx).noteLagging(v.Lagging(), s.now())
 	}
-	return v, c, nil
+}
+
+// openSummary is open for a tool that needs the catalog's Summary only:
+// from the Summaries of a cold handler (cat nil), else from the catalog.
+// Embeddings need the catalog (their staleness is per note).
+func (s *Server) openSummary(ctx context.Context, a VaultArg) (*Vault, vault.Summary, *vault.Catalog, error) {
+	v, err := s.vault(ctx, a)
+	if err != nil {
+		return nil, vault.Summary{}, nil, err
+	}
+	if err := v.awaitIndex(ctx); err != nil {
+		return nil, vault.Summary{}, nil, err
+	}
+	if sums, ok := v.Catalogs.(Summaries); ok && v.Embeddings == nil {
+		sum, ok, err := sums.Summary(ctx)
+		if err != nil {
+			return nil, vault.Summary{}, nil, fmt.Errorf("reading the catalog summary of vault %s: %w", v.ID, err)
+		}
+		if ok {
+			s.noteCoverage(ctx, v, sum.Unindexed)
+			return v, sum, nil, nil
+		}
+	}
+	c, err := s.catalogOf(ctx, v)
+	if err != nil {
+		return nil, vault.Summary{}, nil, err
+	}
+	return v, c.Summary(), c, nil
 }
 
 // Tools returns every tool, sorted by name, each behind the core's checks.

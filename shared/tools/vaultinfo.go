@@ -68,15 +68,17 @@ const agentsBriefMax = 16 << 10
 
 // VaultInfo implements get_vault_info.
 func (s *Server) VaultInfo(ctx context.Context, in vaultInfoIn) (*vaultInfoOut, error) {
-	v, cat, err := s.open(ctx, in.VaultArg)
+	// A cold stateless handler answers from the catalog's summary alone
+	// (cat is nil then): one small read, whatever the vault's size.
+	v, sum, cat, err := s.openSummary(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
 	}
 	out := &vaultInfoOut{
-		Vault: v.ID, Root: v.Root, NoteCount: cat.Len(), AttachmentCount: len(cat.Attachments()),
+		Vault: v.ID, Root: v.Root, NoteCount: sum.Notes, AttachmentCount: sum.Attachments,
 		ImmutablePaths: append([]string{}, v.ImmutablePaths...),
 	}
-	if t := cat.IndexedAt(); !t.IsZero() {
+	if t := sum.IndexedAt; !t.IsZero() {
 		out.IndexedAt = t.UTC().Format(time.RFC3339)
 	}
 	if data, _, err := v.Store.Get(ctx, "AGENTS.md", 0); err == nil {
@@ -88,11 +90,10 @@ func (s *Server) VaultInfo(ctx context.Context, in vaultInfoIn) (*vaultInfoOut, 
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
-	_, hasIndex := cat.Note("index.md")
-	out.Capabilities = Capabilities{HasIndexCatalog: hasIndex, ProposeOnly: auth.IdentityFrom(ctx).ProposeOnly}
+	out.Capabilities = Capabilities{HasIndexCatalog: sum.HasIndex, ProposeOnly: auth.IdentityFrom(ctx).ProposeOnly}
 	out.Capabilities.Embeddings = v.Embedder != nil && v.Vectors != nil
 	out.Capabilities.LLM = v.LLM != nil
-	if out.Capabilities.Embeddings && v.Embeddings != nil {
+	if out.Capabilities.Embeddings && v.Embeddings != nil && cat != nil {
 		// An unreadable vector index must not take the orientation tool
 		// down with it: report it stale (the next semantic call refreshes
 		// it, or reports the failure itself).
@@ -106,7 +107,7 @@ func (s *Server) VaultInfo(ctx context.Context, in vaultInfoIn) (*vaultInfoOut, 
 		}
 		out.Liveness.EmbeddingIndexStale = stale > 0
 	}
-	out.Liveness.PendingDirectives = countPending(cat)
+	out.Liveness.PendingDirectives = sum.PendingDirectives
 	if data, _, err := v.Store.Get(ctx, "log.md", 1<<20); err == nil {
 		for _, e := range vault.ParseLedger(data).Entries {
 			out.Liveness.LastLogDate = max(out.Liveness.LastLogDate, e.Date)
@@ -120,14 +121,19 @@ func (s *Server) VaultInfo(ctx context.Context, in vaultInfoIn) (*vaultInfoOut, 
 	}
 	// The catalog carries the problems the indexer recorded (in the cloud,
 	// through its snapshot); a live indexer's own report wins per path.
-	probs := cat.Problems()
+	// The summary lists the first ones by path: enough, as only as many
+	// are shown.
+	probs := map[string]string{}
+	for _, p := range sum.Problems {
+		probs[p.Path] = p.Reason
+	}
 	maps.Copy(probs, st.Problems)
 	for p, why := range probs {
 		out.Problems = append(out.Problems, Problem{Path: p, Reason: why})
 	}
 	sort.Slice(out.Problems, func(i, j int) bool { return out.Problems[i].Path < out.Problems[j].Path })
-	if len(out.Problems) > 50 {
-		out.Problems = out.Problems[:50]
+	if len(out.Problems) > vault.SummaryProblems {
+		out.Problems = out.Problems[:vault.SummaryProblems]
 	}
 	return out, nil
 }

@@ -123,3 +123,63 @@ func TestVaultInfoSurvivesBrokenVectorIndex(t *testing.T) {
 		t.Errorf("capabilities %+v liveness %+v", out.Capabilities, out.Liveness)
 	}
 }
+
+// summaryOnly is the Catalogs of a cold stateless handler: it gives the
+// catalog's Summary, and counts the loads of the catalog itself.
+type summaryOnly struct {
+	cat   *vault.Catalog
+	loads *int
+}
+
+func (s summaryOnly) Catalog(context.Context) (*vault.Catalog, error) {
+	*s.loads++
+	return s.cat, nil
+}
+
+func (s summaryOnly) Summary(context.Context) (vault.Summary, bool, error) {
+	return s.cat.Summary(), true, nil
+}
+
+// A cold handler answers get_vault_info from the catalog's summary, without
+// loading the catalog, and exactly as it would from the catalog: on the
+// sample vault, and on a catalog with more problems than are shown.
+func TestVaultInfoFromTheSummary(t *testing.T) {
+	ctx := context.Background()
+	_, sample := sampleServer(t)
+	sampleCat, _ := sample.Catalogs.Catalog(ctx)
+	many := vault.NewCatalog()
+	for i := range 70 {
+		many.SetProblem(fmt.Sprintf("bad/%02d.md", 69-i), fmt.Sprintf("problem %d", i))
+	}
+	many.Upsert(vault.Note{Path: "Index.md", Directives: []vault.Directive{{Title: "a"}, {Title: "b", Done: true}, {Title: "c"}}})
+	for name, cat := range map[string]*vault.Catalog{"sample vault": sampleCat, "70 problems": many} {
+		warm, err := NewServer(&Vault{ID: "v", Root: "r", Store: sample.Store, Catalogs: LiveCatalog{C: cat}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		loads := 0
+		cold, err := NewServer(&Vault{ID: "v", Root: "r", Store: sample.Store, Catalogs: summaryOnly{cat: cat, loads: &loads}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := warm.VaultInfo(ctx, vaultInfoIn{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := cold.VaultInfo(ctx, vaultInfoIn{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if loads != 0 {
+			t.Errorf("%s: the catalog was loaded %d times", name, loads)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: from the summary\n%+v\nfrom the catalog\n%+v", name, got, want)
+		}
+		if name == "70 problems" && (len(got.Problems) != 50 || got.Problems[0].Path != "bad/00.md" ||
+			!got.Capabilities.HasIndexCatalog || got.Liveness.PendingDirectives != 2) {
+			t.Errorf("%s: %d problems from %s, index %v, %d pending", name, len(got.Problems), got.Problems[0].Path,
+				got.Capabilities.HasIndexCatalog, got.Liveness.PendingDirectives)
+		}
+	}
+}
