@@ -6,9 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -23,11 +27,12 @@ import (
 //
 // Integers are varints (uvarint for counts and lengths), strings a length
 // and their bytes, times the encoding of time.Time.AppendBinary behind a
-// length byte, frontmatter its JSON object (decoded as encoding/json would
-// decode it, so both formats give the same values). A reader keeps the
-// decompressed segment as one string and slices every string field out of
-// it, and takes each note's headings, links, ... from one slice per kind
-// sized by the totals: decoding allocates per segment, not per string.
+// length byte, frontmatter a typed value (see binWriter.value) holding
+// what encoding/json would decode from the note's JSON, so that both
+// formats give the same values. A reader keeps the decompressed segment as
+// one string and slices every string field out of it, and takes each
+// note's headings, links, ... from one slice per kind sized by the totals:
+// decoding allocates per segment, not per string.
 var binMagic = []byte("SHEAFCAT")
 
 // binVersion is the first snapshot version written in the binary format.
@@ -118,14 +123,8 @@ func (w *binWriter) note(n *Note) error {
 	w.strs(n.Entities)
 	w.strs(n.DerivedFromIDs)
 	w.str(n.SourceURL)
-	if len(n.Frontmatter) == 0 {
-		w.uint(0)
-	} else {
-		fm, err := json.Marshal(n.Frontmatter)
-		if err != nil {
-			return fmt.Errorf("frontmatter: %w", err)
-		}
-		w.str(string(fm))
+	if err := w.frontmatter(n.Frontmatter); err != nil {
+		return fmt.Errorf("frontmatter: %w", err)
 	}
 	w.str(n.FrontmatterError)
 	w.uint(uint64(len(n.Headings)))
@@ -185,6 +184,73 @@ func (w *binWriter) note(n *Note) error {
 	w.str(n.Hash)
 	w.str(n.ETag)
 	return nil
+}
+
+// Frontmatter value types.
+const (
+	valNull = iota
+	valFalse
+	valTrue
+	valNumber // float64 bits, little-endian
+	valString
+	valArray  // count, then the values
+	valObject // count, then key and value pairs, keys sorted
+)
+
+// maxValueDepth bounds the nesting of a frontmatter value a reader
+// accepts (Parse keeps 64 levels).
+const maxValueDepth = 256
+
+// frontmatter writes fm as it reads back from JSON: normalised through
+// encoding/json (numbers become float64, invalid UTF-8 U+FFFD), then as a
+// typed value; an empty one is a null.
+func (w *binWriter) frontmatter(fm map[string]any) error {
+	if len(fm) == 0 {
+		w.uint(valNull)
+		return nil
+	}
+	raw, err := json.Marshal(fm)
+	if err != nil {
+		return err
+	}
+	jr := &jsonReader{b: raw}
+	v := jr.value()
+	if jr.err != nil {
+		return jr.err
+	}
+	w.value(v)
+	return nil
+}
+
+// value writes a value as jsonReader.value returns it.
+func (w *binWriter) value(v any) {
+	switch v := v.(type) {
+	case nil:
+		w.uint(valNull)
+	case bool:
+		w.uint(valFalse + boolBit(v))
+	case float64:
+		w.uint(valNumber)
+		w.b = binary.LittleEndian.AppendUint64(w.b, math.Float64bits(v))
+	case string:
+		w.uint(valString)
+		w.str(v)
+	case []any:
+		w.uint(valArray)
+		w.uint(uint64(len(v)))
+		for _, e := range v {
+			w.value(e)
+		}
+	case map[string]any:
+		w.uint(valObject)
+		w.uint(uint64(len(v)))
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			w.str(k)
+			w.value(v[k])
+		}
+	default:
+		panic(fmt.Sprintf("vault: frontmatter value of type %T", v))
+	}
 }
 
 func boolBit(b bool) uint64 {
@@ -332,21 +398,56 @@ func (r *binReader) time() time.Time {
 	return t
 }
 
-// frontmatter decodes a note's frontmatter, a JSON object, as
-// encoding/json would.
-func (r *binReader) frontmatter(fm string) map[string]any {
-	jr := &jsonReader{b: []byte(fm)}
-	if jr.peek() != '{' {
-		r.fail("frontmatter is not an object")
+// frontmatter reads a note's frontmatter: an object, or a null for none.
+func (r *binReader) frontmatter() map[string]any {
+	switch v := r.value(0).(type) {
+	case nil:
+		return nil
+	case map[string]any:
+		return v
+	}
+	r.fail("frontmatter is not an object")
+	return nil
+}
+
+// value reads a value written by binWriter.value.
+func (r *binReader) value(depth int) any {
+	if depth > maxValueDepth {
+		r.fail("frontmatter nested too deep")
 		return nil
 	}
-	m, _ := jr.value().(map[string]any)
-	jr.end()
-	if jr.err != nil {
-		r.fail("frontmatter: " + jr.err.Error())
+	switch t := r.uint(); t {
+	case valNull:
 		return nil
+	case valFalse, valTrue:
+		return t == valTrue
+	case valNumber:
+		if len(r.s)-r.i < 8 {
+			r.fail("truncated")
+			return nil
+		}
+		f := math.Float64frombits(binary.LittleEndian.Uint64([]byte(r.s[r.i : r.i+8])))
+		r.i += 8
+		return f
+	case valString:
+		return r.str()
+	case valArray:
+		a := make([]any, r.count())
+		for i := range a {
+			a[i] = r.value(depth + 1)
+		}
+		return a
+	case valObject:
+		n := r.count()
+		m := make(map[string]any, n)
+		for range n {
+			k := r.str()
+			m[k] = r.value(depth + 1)
+		}
+		return m
 	}
-	return m
+	r.fail("bad value type")
+	return nil
 }
 
 // slab hands out consecutive sub-slices of one slice allocated at the
@@ -381,9 +482,11 @@ func (s *slab[E]) take(r *binReader, n int, fill func(*E)) []E {
 }
 
 // decodeBinary reads a segment in the binary format from plain, its
-// decompressed bytes.
+// decompressed bytes, which it takes over: the segment's strings are
+// slices of plain, viewed as a string without a copy, so the caller must
+// never write to plain again.
 func decodeBinary(plain []byte) (*Segment, error) {
-	r := &binReader{s: string(plain[len(binMagic):])}
+	r := &binReader{s: unsafe.String(unsafe.SliceData(plain), len(plain))[len(binMagic):]}
 	if v := r.uint(); r.err == nil && v != binVersion {
 		return nil, fmt.Errorf("%w: got %d, want %d to %d", ErrSnapshotVersion, v, minSnapshotVersion, SnapshotVersion)
 	}
@@ -415,9 +518,7 @@ func decodeBinary(plain []byte) (*Segment, error) {
 		n.Entities = strs()
 		n.DerivedFromIDs = strs()
 		n.SourceURL = r.str()
-		if fm := r.str(); fm != "" && r.err == nil {
-			n.Frontmatter = r.frontmatter(fm)
-		}
+		n.Frontmatter = r.frontmatter()
 		n.FrontmatterError = r.str()
 		n.Headings = headings.take(r, r.count(), func(h *Heading) {
 			h.Level, h.Title, h.ID, h.Line = r.int(), r.str(), r.str(), r.int()
