@@ -169,27 +169,30 @@ type Catalog struct {
 	mu        sync.RWMutex
 	gen       uint64
 	indexedAt time.Time
-	// indexed is false while the note indexes below (all but meta) are not
-	// built: a catalog loaded in bulk builds them on first use (see
-	// ensureIndexes), so a cold reader that only lists or reads notes never
-	// pays for them. It flips only under mu, held exclusively.
-	indexed atomic.Bool
-	// metaIndexed is indexed for meta alone, the costliest index (every
-	// frontmatter value of every note) and the one fewest queries use: it
-	// is built by the first metadata filter (see ensureMeta).
-	metaIndexed atomic.Bool
+	// built holds the index families built so far: a catalog loaded in
+	// bulk builds each on first use (see ensure), so a cold reader pays
+	// only for the indexes its queries need: none to list or read notes,
+	// the names to resolve a link, the links too for backlinks. Bits are
+	// set only under mu, held exclusively.
+	built   atomic.Uint32
+	buildMu sync.Mutex // one build of indexes at a time (see ensure)
 
-	notes    map[string]*Note
-	folded   index            // lower-cased path -> paths
-	pathKeys index            // LinkKey(path) -> note paths
-	bases    index            // last segment of LinkKey(path) -> note paths
-	aliases  index            // LinkKey(alias) -> note paths
-	ids      index            // lower-cased id -> note paths
-	idHeads  index            // first idPrefixLen runes of the lower-cased id -> note paths
-	tags     index            // tag and each ancestor -> note paths
-	entities index            // entity -> note paths
-	meta     map[string]index // frontmatter key -> canonical value -> note paths
-	linkSegs index            // last segment of each outgoing link key -> source paths
+	notes map[string]*Note
+	// The names family.
+	folded   index // lower-cased path -> paths
+	pathKeys index // LinkKey(path) -> note paths
+	bases    index // last segment of LinkKey(path) -> note paths
+	aliases  index // LinkKey(alias) -> note paths
+	ids      index // lower-cased id -> note paths
+	idHeads  index // first idPrefixLen runes of the lower-cased id -> note paths
+	// The facets family.
+	tags     index // tag and each ancestor -> note paths
+	entities index // entity -> note paths
+	// The links family.
+	linkSegs index // last segment of each outgoing link key -> source paths
+	// The meta family: the costliest (every frontmatter value of every
+	// note) and the one fewest queries use.
+	meta map[string]index // frontmatter key -> canonical value -> note paths
 
 	atts     map[string]Attachment
 	attKeys  index // LinkKey(path) -> attachment paths
@@ -217,16 +220,56 @@ func newCatalog(notes, atts int) *Catalog {
 		tags:     index{},
 		entities: index{},
 		meta:     map[string]index{},
-		linkSegs: make(index, notes),
 		atts:     make(map[string]Attachment, atts),
 		attKeys:  make(index, atts),
 		attBases: make(index, atts),
 		problems: map[string]string{},
+		linkSegs: make(index, notes),
 	}
-	c.indexed.Store(true)
-	c.metaIndexed.Store(true)
+	c.built.Store(uint32(allFamilies))
 	return c
 }
+
+// family is a set of note indexes built and kept together.
+type family uint32
+
+const (
+	names  family = 1 << iota // folded, pathKeys, bases, aliases, ids, idHeads
+	facets                    // tags, entities
+	links                     // linkSegs
+	meta                      // meta
+
+	allFamilies = names | facets | links | meta
+)
+
+// has reports whether the families f are all built.
+func (c *Catalog) has(f family) bool { return family(c.built.Load())&f == f }
+
+// indexParts are the functions that add a note to (or remove it from) the
+// indexes of each family, several for a family whose maps can be filled
+// apart. Each touches its own maps, so a bulk build runs them all at once.
+var indexParts = []struct {
+	f   family
+	add func(c *Catalog, n *Note, add bool)
+}{
+	{names, (*Catalog).indexFolded},
+	{names, (*Catalog).indexPathKeys},
+	{names, (*Catalog).indexAliasesAndIDs},
+	{facets, (*Catalog).indexFacets},
+	{links, (*Catalog).indexLinks},
+	{meta, (*Catalog).indexMeta},
+}
+
+// indexLinks maintains the index from the last segment of each outgoing
+// link key to the linking notes.
+func (c *Catalog) indexLinks(n *Note, add bool) {
+	for _, l := range n.Links {
+		put(c.linkSegs, lastSegment(linkKey(l)), n.Path, add)
+	}
+}
+
+// linkSources are the notes with a link whose key's last segment is seg.
+func (c *Catalog) linkSources(seg string) *set { return c.linkSegs[seg] }
 
 // Upsert adds or replaces the note at n.Path.
 func (c *Catalog) Upsert(n Note) {
@@ -265,13 +308,11 @@ func (c *Catalog) unindex(n *Note) { c.indexNote(n, false) }
 // indexNote adds n to (or removes it from) every index built so far. Both
 // directions derive the same keys from the note, so removal is exact.
 func (c *Catalog) indexNote(n *Note, add bool) {
-	if c.indexed.Load() {
-		c.indexNames(n, add)
-		c.indexFacets(n, add)
-		c.indexLinks(n, add)
-	}
-	if c.metaIndexed.Load() {
-		c.indexMeta(n, add)
+	built := family(c.built.Load())
+	for _, part := range indexParts {
+		if built&part.f != 0 {
+			part.add(c, n, add)
+		}
 	}
 }
 
@@ -284,15 +325,21 @@ func put(ix index, key, p string, add bool) {
 	}
 }
 
-// indexNames maintains the indexes that find a note by name: path, base
-// name, alias, id. The three index* functions touch disjoint maps, so a
-// bulk load may run them concurrently.
-func (c *Catalog) indexNames(n *Note, add bool) {
+// indexFolded, indexPathKeys and indexAliasesAndIDs maintain the names
+// family, the indexes that find a note by name: path in any case, link
+// key and base name, alias, id.
+func (c *Catalog) indexFolded(n *Note, add bool) {
+	put(c.folded, foldKey(n.Path), n.Path, add)
+}
+
+func (c *Catalog) indexPathKeys(n *Note, add bool) {
+	pk := LinkKey(n.Path)
+	put(c.pathKeys, pk, n.Path, add)
+	put(c.bases, lastSegment(pk), n.Path, add)
+}
+
+func (c *Catalog) indexAliasesAndIDs(n *Note, add bool) {
 	p := n.Path
-	put(c.folded, foldKey(p), p, add)
-	pk := LinkKey(p)
-	put(c.pathKeys, pk, p, add)
-	put(c.bases, lastSegment(pk), p, add)
 	for _, a := range n.Aliases {
 		if k := LinkKey(a); k != "" {
 			put(c.aliases, k, p, add)
@@ -306,11 +353,21 @@ func (c *Catalog) indexNames(n *Note, add bool) {
 	}
 }
 
-// indexFacets maintains the tag and entity indexes.
+// indexFacets maintains the tag and entity indexes: a note is under each
+// of its tags and each ancestor of one (ExpandTags, without building the
+// list: a set holds a path once however often it is added or removed).
 func (c *Catalog) indexFacets(n *Note, add bool) {
 	p := n.Path
-	for _, t := range ExpandTags(n.Tags) {
-		put(c.tags, t, p, add)
+	for _, t := range n.Tags {
+		t = NormalizeTag(t)
+		for i := 1; i < len(t); i++ {
+			if t[i] == '/' && t[i-1] != '/' {
+				put(c.tags, t[:i], p, add)
+			}
+		}
+		if t != "" {
+			put(c.tags, t, p, add)
+		}
 	}
 	for _, e := range n.Entities {
 		if e = norm.NFC.String(e); e != "" {
@@ -340,73 +397,111 @@ func (c *Catalog) indexMeta(n *Note, add bool) {
 	}
 }
 
-// indexLinks maintains the index from the last segment of each outgoing
-// link key to the linking notes.
-func (c *Catalog) indexLinks(n *Note, add bool) {
-	for _, l := range n.Links {
-		put(c.linkSegs, lastSegment(linkKey(l)), n.Path, add)
-	}
-}
-
 // load fills an empty catalog with notes (later duplicates win). Its
 // indexes are built on first use.
 func (c *Catalog) load(notes []*Note) {
 	for _, n := range notes {
 		c.notes[n.Path] = n
 	}
-	c.indexed.Store(false)
-	c.metaIndexed.Store(false)
+	c.built.Store(0)
 }
 
-// ensureIndexes builds the note indexes of a catalog loaded in bulk, once,
-// the three index families concurrently. Every reader of an index calls it
-// before taking mu (see rlock).
-func (c *Catalog) ensureIndexes() {
-	c.buildOnce(&c.indexed, func() {
+// ensure builds the families f of a catalog loaded in bulk, those not built
+// yet, once, their parts concurrently and in Bulk. Every reader of an index
+// calls it before taking mu (see rlock). The indexes are built apart, with
+// mu held shared, and installed with it held exclusively: readers that need
+// no index (a note by its path, a list) are not held up by a build. When a
+// write lands between the two, the build is done again with mu held
+// exclusively, which no write can overtake.
+func (c *Catalog) ensure(f family) {
+	if c.has(f) {
+		return
+	}
+	c.buildMu.Lock()
+	defer c.buildMu.Unlock()
+	todo := f &^ family(c.built.Load())
+	if todo == 0 {
+		return
+	}
+	c.mu.RLock()
+	gen := c.gen
+	b := c.buildIndexes(todo)
+	testHookBuilding()
+	c.mu.RUnlock()
+	testHookBuilt()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen {
+		b = c.buildIndexes(todo)
+	}
+	moveIndexes(b, c, todo)
+	c.built.Store(c.built.Load() | uint32(todo))
+}
+
+// Test hooks: while indexes are built with mu held shared, and after.
+var testHookBuilding, testHookBuilt = func() {}, func() {}
+
+// buildIndexes returns a catalog holding nothing but the indexes of the
+// families f over c's notes; mu must be held, shared or not.
+func (c *Catalog) buildIndexes(f family) *Catalog {
+	n := len(c.notes)
+	b := &Catalog{}
+	if f&names != 0 {
+		b.folded, b.pathKeys, b.bases = make(index, n), make(index, n), make(index, n)
+		b.aliases, b.ids, b.idHeads = index{}, index{}, index{}
+	}
+	if f&facets != 0 {
+		b.tags, b.entities = make(index, n/4), index{}
+	}
+	if f&links != 0 {
+		b.linkSegs = make(index, n)
+	}
+	if f&meta != 0 {
+		b.meta = map[string]index{}
+	}
+	Bulk(func() {
 		notes := make([]*Note, 0, len(c.notes))
 		for _, n := range c.notes {
 			notes = append(notes, n)
 		}
 		var wg sync.WaitGroup
-		for _, part := range []func(*Note, bool){c.indexNames, c.indexFacets, c.indexLinks} {
-			wg.Go(func() {
-				for _, n := range notes {
-					part(n, true)
-				}
-			})
+		for _, part := range indexParts {
+			if f&part.f != 0 {
+				wg.Go(func() {
+					for _, n := range notes {
+						part.add(b, n, true)
+					}
+				})
+			}
 		}
 		wg.Wait()
 	})
+	return b
 }
 
-// ensureMeta builds the frontmatter value index of a catalog loaded in
-// bulk, once. Its readers call it before taking mu.
-func (c *Catalog) ensureMeta() {
-	c.buildOnce(&c.metaIndexed, func() {
-		for _, n := range c.notes {
-			c.indexMeta(n, true)
-		}
-	})
-}
-
-// buildOnce runs build, under mu held exclusively and in Bulk, unless built
-// says it ran; then sets built.
-func (c *Catalog) buildOnce(built *atomic.Bool, build func()) {
-	if built.Load() {
-		return
+// moveIndexes gives c the indexes of the families f that b holds.
+func moveIndexes(b, c *Catalog, f family) {
+	if f&names != 0 {
+		c.folded, c.pathKeys, c.bases, c.aliases, c.ids, c.idHeads = b.folded, b.pathKeys, b.bases, b.aliases, b.ids, b.idHeads
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if built.Load() {
-		return
+	if f&facets != 0 {
+		c.tags, c.entities = b.tags, b.entities
 	}
-	Bulk(build)
-	built.Store(true)
+	if f&links != 0 {
+		c.linkSegs = b.linkSegs
+	}
+	if f&meta != 0 {
+		c.meta = b.meta
+	}
 }
 
-// rlock takes mu shared, the indexes built.
-func (c *Catalog) rlock() {
-	c.ensureIndexes()
+// Warm builds the indexes most queries need (all but the frontmatter
+// values'), for a server that has the time before its next call.
+func (c *Catalog) Warm() { c.ensure(names | facets | links) }
+
+// rlock takes mu shared, the families f built.
+func (c *Catalog) rlock(f family) {
+	c.ensure(f)
 	c.mu.RLock()
 }
 
@@ -546,9 +641,9 @@ func (c *Catalog) Note(p string) (Note, bool) {
 		defer c.mu.RUnlock()
 		return *n, true
 	}
-	if !c.indexed.Load() {
+	if !c.has(names) {
 		// A miss on a catalog loaded in bulk: one pass over the paths
-		// costs less than building every index for the fold.
+		// costs less than building the name indexes for the fold.
 		defer c.mu.RUnlock()
 		if n := c.scanFolded(np); n != nil {
 			return *n, true
@@ -556,7 +651,7 @@ func (c *Catalog) Note(p string) (Note, bool) {
 		return Note{}, false
 	}
 	c.mu.RUnlock()
-	c.rlock()
+	c.rlock(names)
 	defer c.mu.RUnlock()
 	if n := c.lookup(p); n != nil {
 		return *n, true
@@ -657,7 +752,7 @@ func (c *Catalog) ByID(idOrPrefix string) []Note {
 	if q == "" {
 		return nil
 	}
-	c.rlock()
+	c.rlock(names)
 	defer c.mu.RUnlock()
 	if s := c.ids[q]; s.len() > 0 {
 		return c.notesOf(s)

@@ -54,7 +54,7 @@ func ExpandTags(tags []string) []string {
 // keeps the tags that start with it (case-insensitively, '#' optional).
 func (c *Catalog) Tags(prefix string) []TagCount {
 	prefix = strings.TrimPrefix(foldKey(strings.TrimSpace(prefix)), "#")
-	c.rlock()
+	c.rlock(facets)
 	defer c.mu.RUnlock()
 	var out []TagCount
 	for t, s := range c.tags {
@@ -73,7 +73,7 @@ func (c *Catalog) NotesByTag(tag string) []Note {
 	if t == "" {
 		return nil
 	}
-	c.rlock()
+	c.rlock(facets)
 	defer c.mu.RUnlock()
 	return c.notesOf(c.tags[t])
 }
@@ -104,10 +104,14 @@ type ListFilter struct {
 // inverted indexes, so a narrow filter never scans the vault. Invalid
 // MetadataMatch values match nothing.
 func (c *Catalog) List(f ListFilter) []Note {
-	if len(f.MetadataMatch) > 0 {
-		c.ensureMeta()
+	need := family(0)
+	if len(f.Tags) > 0 || len(f.Entities) > 0 {
+		need |= facets
 	}
-	c.rlock()
+	if len(f.MetadataMatch) > 0 {
+		need |= meta
+	}
+	c.rlock(need)
 	defer c.mu.RUnlock()
 
 	var sets []*set

@@ -23,7 +23,7 @@ type GraphEdge struct {
 // reached note's distance from the nearest seed (seeds at 0). Unknown seeds
 // are ignored.
 func (c *Catalog) Distances(seeds []string, depth int) map[string]int {
-	c.rlock()
+	c.rlock(names | links)
 	defer c.mu.RUnlock()
 	var known []string
 	for _, s := range seeds {
@@ -69,7 +69,7 @@ const MaxGraphDepth = 5
 // An unknown center gives nil, nil.
 func (c *Catalog) Graph(center string, depth int) ([]GraphNode, []GraphEdge) {
 	depth = max(1, min(depth, MaxGraphDepth))
-	c.rlock()
+	c.rlock(names | links)
 	defer c.mu.RUnlock()
 	start := c.lookup(center)
 	if start == nil {

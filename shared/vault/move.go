@@ -81,9 +81,9 @@ func PlanMove(c *Catalog, from, to string) (*MovePlan, error) {
 		}
 	}
 	src := map[string]bool{from: true}
-	c.rlock()
+	c.rlock(names | links)
 	for s := range segs {
-		for p := range c.linkSegs[s].all {
+		for p := range c.linkSources(s).all {
 			src[p] = true
 		}
 	}

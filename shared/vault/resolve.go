@@ -47,7 +47,7 @@ type Backlink struct {
 // When no step finds exactly one file, the first step that found several is
 // reported as ambiguous with all its candidates; none is picked.
 func (c *Catalog) Resolve(from string, l Link) Resolution {
-	c.rlock()
+	c.rlock(names)
 	defer c.mu.RUnlock()
 	return c.resolve(norm.NFC.String(from), l)
 }
@@ -181,7 +181,7 @@ func keys(s *set) []string {
 // Outgoing returns the links out of the note at path, in document order,
 // each with its resolution.
 func (c *Catalog) Outgoing(p string) []ResolvedLink {
-	c.rlock()
+	c.rlock(names)
 	defer c.mu.RUnlock()
 	n := c.lookup(p)
 	if n == nil {
@@ -199,7 +199,7 @@ func (c *Catalog) Outgoing(p string) []ResolvedLink {
 // line. It looks only at notes with a link whose last key segment could
 // name the target, never at the whole vault.
 func (c *Catalog) Backlinks(p string) []Backlink {
-	c.rlock()
+	c.rlock(names | links)
 	defer c.mu.RUnlock()
 	return c.backlinks(p)
 }
@@ -226,7 +226,7 @@ func (c *Catalog) backlinks(p string) []Backlink {
 		sources[p] = struct{}{} // same-note [[#heading]] links
 	}
 	for s := range segs {
-		for src := range c.linkSegs[s].all {
+		for src := range c.linkSources(s).all {
 			sources[src] = struct{}{}
 		}
 	}

@@ -231,6 +231,42 @@ func TestLazyMetaIndex(t *testing.T) {
 	sameCatalog(t, "meta first", src, lazy)
 }
 
+// Each index family is built by the first query that needs it, alone:
+// resolving a link builds the names, a tag query the facets, backlinks the
+// names and links; edits before, between and after the builds all show,
+// whatever the order.
+func TestIndexFamiliesBuiltApart(t *testing.T) {
+	src := syntheticCatalog(300)
+	queries := []struct {
+		builds family
+		run    func(c *Catalog)
+	}{
+		{names, func(c *Catalog) { c.ResolveTarget("a.md", "Note number 7") }},
+		{facets, func(c *Catalog) { c.Tags("") }},
+		{names | links, func(c *Catalog) { c.Backlinks("folder 0/Note number 0.md") }},
+		{meta, func(c *Catalog) { c.List(ListFilter{MetadataMatch: map[string]any{"priority": 1}}) }},
+	}
+	for _, order := range [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {1, 3, 0, 2}, {2, 0, 3, 1}} {
+		lazy := CatalogOf(src.Segment(nil))
+		want := family(0)
+		for step, q := range order {
+			n, _ := src.Note(fmt.Sprintf("folder %d/Note number %d.md", step%50, step))
+			n.Tags = append(n.Tags, fmt.Sprintf("step/%d", step))
+			n.Aliases = append(n.Aliases, fmt.Sprintf("Step %d", step))
+			n.Links = append(n.Links, wl(fmt.Sprintf("Note number %d", 100+step), 99))
+			n.Frontmatter = map[string]any{"priority": step % 3}
+			src.Upsert(n)
+			lazy.Upsert(n)
+			queries[q].run(lazy)
+			want |= queries[q].builds
+			if got := family(lazy.built.Load()); got != want {
+				t.Fatalf("order %v, step %d: built %04b, want %04b", order, step, got, want)
+			}
+		}
+		sameCatalog(t, fmt.Sprint("order ", order), src, lazy)
+	}
+}
+
 // A bulk-loaded catalog answers a case-insensitive Note lookup without
 // building its indexes, exactly as the indexes would.
 func TestNoteFoldBeforeIndexes(t *testing.T) {
@@ -240,8 +276,8 @@ func TestNoteFoldBeforeIndexes(t *testing.T) {
 	for _, p := range []string{"FOLDER 3/note NUMBER 3.md", "folder 3/Note number 3.md", "twin.md", "TWIN.md", "nowhere.md", "Folder 3/Note Number 3"} {
 		lazy := CatalogOf(src.Segment(nil))
 		got, ok := lazy.Note(p)
-		if lazy.indexed.Load() {
-			t.Fatalf("Note(%q) built the indexes", p)
+		if lazy.built.Load() != 0 {
+			t.Fatalf("Note(%q) built indexes", p)
 		}
 		want, wok := src.Note(p)
 		if ok != wok || got.Path != want.Path {
@@ -274,4 +310,40 @@ func TestPlanMoveBeforeIndexes(t *testing.T) {
 	if len(want.Sources()) < 2 || !reflect.DeepEqual(got.Sources(), want.Sources()) {
 		t.Fatalf("sources %v, want %v", got.Sources(), want.Sources())
 	}
+}
+
+// An index build does not hold up a reader that needs no index; a write
+// that lands between the build and its installation is not lost.
+func TestIndexBuildBesideReadersAndWrites(t *testing.T) {
+	defer func(a, b func()) { testHookBuilding, testHookBuilt = a, b }(testHookBuilding, testHookBuilt)
+	src := syntheticCatalog(200)
+	lazy := CatalogOf(src.Segment(nil))
+
+	building, release := make(chan struct{}), make(chan struct{})
+	testHookBuilding = func() { close(building); <-release }
+	done := make(chan []Backlink)
+	go func() { done <- lazy.Backlinks("folder 7/Note number 7.md") }()
+	<-building
+	if n, ok := lazy.Note("folder 3/Note number 3.md"); !ok || n.Path != "folder 3/Note number 3.md" {
+		t.Fatal("a note lookup during an index build failed")
+	}
+	if got := len(lazy.List(ListFilter{PathPrefix: "folder 1/"})); got != 4 {
+		t.Fatalf("a list during an index build: %d notes", got)
+	}
+	close(release)
+	if got, want := <-done, src.Backlinks("folder 7/Note number 7.md"); !reflect.DeepEqual(got, want) {
+		t.Fatalf("backlinks %v, want %v", got, want)
+	}
+
+	// A note added after the indexes were built, before they are
+	// installed: a build that would miss it is done again.
+	testHookBuilding = func() {}
+	added := note("late/Latecomer.md", wl("Note number 7", 1))
+	testHookBuilt = func() {
+		testHookBuilt = func() {}
+		lazy.Upsert(added)
+	}
+	src.Upsert(added)
+	lazy.Tags("")
+	sameCatalog(t, "write between build and install", src, lazy)
 }
