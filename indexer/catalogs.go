@@ -26,11 +26,12 @@ type StoreCatalogs struct {
 	Key    string        // the legacy whole snapshot; default DefaultSnapshotKey
 	Dir    string        // default DefaultCatalogDir
 	MaxAge time.Duration // default one second
-	// Prefetch makes Summary start loading the catalog in the background,
-	// for a long-lived server: its next call finds the catalog loaded. A
+	// Preload lets Prefetch load the catalog (and build its indexes) in
+	// the background, for a long-lived server: its next call finds the
+	// catalog ready. A
 	// Lambda function leaves it off: its instance is frozen between
 	// invocations, so the load would only compete with the first answer.
-	Prefetch bool
+	Preload bool
 
 	mu      sync.Mutex
 	cat     *vault.Catalog
@@ -81,9 +82,6 @@ func (c *StoreCatalogs) Summary(ctx context.Context) (sum vault.Summary, ok bool
 	c.mu.Lock()
 	loaded, cached, at := c.cat != nil, c.sum, c.sumAt
 	c.mu.Unlock()
-	if c.Prefetch && !loaded {
-		go func() { _, _ = c.Catalog(context.WithoutCancel(ctx)) }() // a failure is retried by the next call
-	}
 	switch {
 	case loaded:
 		return vault.Summary{}, false, nil
@@ -98,6 +96,24 @@ func (c *StoreCatalogs) Summary(ctx context.Context) (sum vault.Summary, ok bool
 	c.sum, c.sumAt = m.Summary, time.Now()
 	c.mu.Unlock()
 	return *m.Summary, true, nil
+}
+
+// Prefetch starts loading the catalog, and building its indexes, in the
+// background, when Preload is set and no catalog is loaded: the tools
+// call it after answering from the Summary. A failure is left for the next
+// call to retry.
+func (c *StoreCatalogs) Prefetch(ctx context.Context) {
+	c.mu.Lock()
+	loaded := c.cat != nil
+	c.mu.Unlock()
+	if !c.Preload || loaded {
+		return
+	}
+	go func() {
+		if cat, err := c.Catalog(context.WithoutCancel(ctx)); err == nil {
+			cat.Warm()
+		}
+	}()
 }
 
 // Missing reports whether the last catalog served came from no snapshot at

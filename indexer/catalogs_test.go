@@ -177,8 +177,8 @@ func TestStoreCatalogs(t *testing.T) {
 
 // A cold reader gives the catalog's summary from the manifest alone (one
 // read), the same summary the writer's catalog gives; once the catalog is
-// loaded, it says to use the catalog. With Prefetch, asking for the
-// summary starts that load.
+// loaded, it says to use the catalog. With Preload, Prefetch loads it in
+// the background.
 func TestStoreCatalogsSummary(t *testing.T) {
 	ctx := context.Background()
 	fsStore, err := fs.Open(t.TempDir())
@@ -224,10 +224,12 @@ func TestStoreCatalogsSummary(t *testing.T) {
 		t.Errorf("with the catalog loaded: Summary ok %v, %v; want the catalog used", ok, err)
 	}
 
-	prefetching := &StoreCatalogs{Store: fsStore, MaxAge: time.Hour, Prefetch: true}
+	prefetching := &StoreCatalogs{Store: fsStore, MaxAge: time.Hour, Preload: true}
 	if _, ok, _ := prefetching.Summary(ctx); !ok {
 		t.Fatal("prefetching reader: no summary")
 	}
+	(&StoreCatalogs{Store: fsStore}).Prefetch(ctx) // without Preload: nothing
+	prefetching.Prefetch(ctx)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		if _, ok, _ := prefetching.Summary(ctx); !ok {
 			break // loaded

@@ -146,6 +146,13 @@ func (o *Overlay) Summary(ctx context.Context) (vault.Summary, bool, error) {
 	return sums.Summary(ctx)
 }
 
+// Prefetch is Base's (see StoreCatalogs.Prefetch), when it has one.
+func (o *Overlay) Prefetch(ctx context.Context) {
+	if p, ok := o.Base.(interface{ Prefetch(context.Context) }); ok {
+		p.Prefetch(ctx)
+	}
+}
+
 // settle drops the writes base already holds (the same version of the
 // note, or its absence).
 func (o *Overlay) settle(base *vault.Catalog) {

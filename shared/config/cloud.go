@@ -128,7 +128,7 @@ func OpenCloud(ctx context.Context, c *Config, log *slog.Logger) (*Cloud, error)
 	// first answer from its summary; a Lambda instance, frozen between
 	// invocations, would only slow that answer (see StoreCatalogs).
 	onLambda := os.Getenv("AWS_LAMBDA_RUNTIME_API") != ""
-	catalogs := &indexer.StoreCatalogs{Store: st, Prefetch: !onLambda}
+	catalogs := &indexer.StoreCatalogs{Store: st, Preload: !onLambda}
 	// The handler's own writes are laid over the shared snapshot (and
 	// written to Meilisearch) until the indexer has caught up with them.
 	overlay := &indexer.Overlay{Base: catalogs, Store: st, Text: text, MaxNoteBytes: c.MaxNoteBytes}

@@ -62,6 +62,29 @@ type call struct {
 	indexing  *Indexing
 	unindexed int
 	lagging   *Lagging
+	after     []func() // run once the tool has answered (see afterAnswer)
+}
+
+// afterAnswer has fn run once the tool has answered, before the answer is
+// sent: work the answer must not wait for.
+func (c *call) afterAnswer(fn func()) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.after = append(c.after, fn)
+}
+
+// answered runs what afterAnswer deferred.
+func (c *call) answered() {
+	c.mu.Lock()
+	after := c.after
+	c.after = nil
+	c.mu.Unlock()
+	for _, fn := range after {
+		fn()
+	}
 }
 
 type callKey struct{}

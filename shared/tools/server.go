@@ -39,6 +39,13 @@ type Summaries interface {
 	Summary(ctx context.Context) (sum vault.Summary, ok bool, err error)
 }
 
+// Prefetcher is a Catalogs that can load its catalog in the background: the
+// core asks it to once a call answered from the Summary alone has been
+// answered, so that the answer does not share the CPU with the load.
+type Prefetcher interface {
+	Prefetch(ctx context.Context)
+}
+
 // LiveCatalog is a Catalogs over an in-memory catalog kept current by an indexer.
 type LiveCatalog struct{ C *vault.Catalog }
 
@@ -253,6 +260,9 @@ func (s *Server) openSummary(ctx context.Context, a VaultArg) (*Vault, vault.Sum
 		}
 		if ok {
 			s.noteCoverage(ctx, v, sum.Unindexed)
+			if p, ok := v.Catalogs.(Prefetcher); ok {
+				callFrom(ctx).afterAnswer(func() { p.Prefetch(context.WithoutCancel(ctx)) })
+			}
 			return v, sum, nil, nil
 		}
 	}
@@ -301,7 +311,9 @@ func (s *Server) serve(ts []Tool) []Tool {
 	for i, t := range ts {
 		next := t.Handler
 		ts[i].Handler = func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return next(withCall(ctx, &call{budget: s.budget()}), req)
+			c := &call{budget: s.budget()}
+			defer c.answered()
+			return next(withCall(ctx, c), req)
 		}
 		byName[t.Tool.Name] = ts[i].Handler
 	}

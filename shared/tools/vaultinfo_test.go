@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
@@ -127,8 +129,15 @@ func TestVaultInfoSurvivesBrokenVectorIndex(t *testing.T) {
 // summaryOnly is the Catalogs of a cold stateless handler: it gives the
 // catalog's Summary, and counts the loads of the catalog itself.
 type summaryOnly struct {
-	cat   *vault.Catalog
-	loads *int
+	cat        *vault.Catalog
+	loads      *int
+	prefetches *int
+}
+
+func (s summaryOnly) Prefetch(context.Context) {
+	if s.prefetches != nil {
+		*s.prefetches++
+	}
 }
 
 func (s summaryOnly) Catalog(context.Context) (*vault.Catalog, error) {
@@ -181,5 +190,46 @@ func TestVaultInfoFromTheSummary(t *testing.T) {
 			t.Errorf("%s: %d problems from %s, index %v, %d pending", name, len(got.Problems), got.Problems[0].Path,
 				got.Capabilities.HasIndexCatalog, got.Liveness.PendingDirectives)
 		}
+	}
+}
+
+// Once get_vault_info has answered from the summary, the core asks the
+// Catalogs to load the catalog in the background; a call that loaded it
+// does not.
+func TestPrefetchAfterASummaryAnswer(t *testing.T) {
+	ctx := context.Background()
+	loads, prefetches := 0, 0
+	cat := vault.NewCatalog()
+	cat.Upsert(vault.Note{Path: "a.md"})
+	st, err := fs.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewServer(&Vault{ID: "v", Store: st, Catalogs: summaryOnly{cat: cat, loads: &loads, prefetches: &prefetches}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(name string) {
+		t.Helper()
+		for _, tool := range s.Tools() {
+			if tool.Tool.Name == name {
+				req := mcp.CallToolRequest{}
+				req.Params.Name = name
+				req.Params.Arguments = map[string]any{}
+				if res, err := tool.Handler(ctx, req); err != nil || res.IsError {
+					t.Fatalf("%s: %v %+v", name, err, res)
+				}
+				return
+			}
+		}
+		t.Fatalf("no tool %s", name)
+	}
+	call("get_vault_info")
+	if loads != 0 || prefetches != 1 {
+		t.Errorf("after get_vault_info: %d loads, %d prefetches; want 0, 1", loads, prefetches)
+	}
+	call("list_tags")
+	if loads != 1 || prefetches != 1 {
+		t.Errorf("after list_tags: %d loads, %d prefetches; want 1, 1", loads, prefetches)
 	}
 }
