@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sheaf-dev/sheaf/shared/store/s3/s3test"
+	"github.com/sheaf-dev/sheaf/shared/testbin"
 	"github.com/sheaf-dev/sheaf/shared/textindex/meili/meilifake"
 	"github.com/sheaf-dev/sheaf/shared/vault/vaultgen"
 )
@@ -296,14 +297,23 @@ func percentiles(ds []time.Duration) (p50, p99 float64) {
 }
 
 // BenchmarkCloudColdStart: a stateless handler's cold start on a big
-// vault. The catalog of the bench vault (SHEAF_BENCH_VAULT, else a
-// generated 10k-note one), as `sheaf index` saves it (the same segmented
-// layout as the cloud's), is put in a versitygw bucket under
-// .sheaf/catalog/; then `sheaf serve --vault s3://...` (what the MCP
-// function runs: config.OpenCloud, StoreCatalogs) starts cold, and the
-// official Go MCP client times process start to the first answered
-// get_vault_info (every segment read and decoded), then the first list_tags
-// (the catalog's indexes built), and reads the server's resident memory.
+// vault, tool by tool. The catalog of the bench vault (SHEAF_BENCH_VAULT,
+// else a generated 10k-note one), as `sheaf index` saves it (the same
+// segmented layout as the cloud's), is put in a versitygw bucket under
+// .sheaf/catalog/; then for each tool `sheaf serve --vault s3://...` (what
+// the MCP function runs: config.OpenCloud, StoreCatalogs) starts cold, and
+// the official Go MCP client times process start to that tool's first
+// answer, and reads the server's resident memory then. get_vault_info is
+// answered from the catalog manifest's summary; search and read_note need
+// the catalog loaded, read_note its name indexes too, list_tags its tag
+// index, list_backlinks its name and link indexes. After the last tool the
+// same process answers list_tags too: the whole catalog and every index in
+// memory.
+//
+// SHEAF_BENCH_LAMBDA_CPU=0.58 runs each server under that share of one
+// CPU (a cgroup quota, as a Lambda function of 1024 MB gets) with the
+// functions' memory limit (GOMEMLIMIT=870MiB); it needs a writable cgroup
+// cpu controller.
 func BenchmarkCloudColdStart(b *testing.B) {
 	dir := benchVault(b)
 	notes := countNotes(dir)
@@ -314,39 +324,80 @@ func BenchmarkCloudColdStart(b *testing.B) {
 			b.Fatalf("sheaf index: %v\n%s", err, out)
 		}
 	}
+	wrap := func(cmd *exec.Cmd) *exec.Cmd { return cmd }
+	if q := os.Getenv("SHEAF_BENCH_LAMBDA_CPU"); q != "" {
+		quota, err := strconv.ParseFloat(q, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		wrap = testbin.NewCPUGroup(b, quota).Wrap
+	}
 	srv := s3test.Start(b, s3test.Options{})
 	srv.CreateBucket(b, "vault")
 	srv.PutDir(b, "vault", "notes/.sheaf/catalog", filepath.Join(state, "catalog"))
 	meili := meilifake.New(b)
-	for i := 0; i < b.N; i++ {
-		start := time.Now()
+	start := func() (*exec.Cmd, time.Time) {
 		cmd := exec.Command(bin, "serve", "--vault", srv.URL("vault", "notes"), "--search", meili.URL, "--log-level", "error")
 		cmd.Env = append(os.Environ(), srv.Env()...)
-		s := connect(b, &mcp.CommandTransport{Command: cmd})
-		res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_vault_info", Arguments: map[string]any{}})
-		if err != nil || res.IsError {
-			b.Fatalf("get_vault_info: %v %+v", err, res)
+		if os.Getenv("SHEAF_BENCH_LAMBDA_CPU") != "" {
+			cmd.Env = append(cmd.Env, "GOMEMLIMIT=870MiB")
 		}
-		first := time.Since(start)
-		var info struct {
-			NoteCount int `json:"noteCount"`
-		}
-		raw, _ := json.Marshal(res.StructuredContent)
-		if err := json.Unmarshal(raw, &info); err != nil || info.NoteCount != notes {
-			b.Fatalf("get_vault_info: %d notes, want %d (%v)", info.NoteCount, notes, err)
-		}
-		t0 := time.Now()
-		if res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_tags", Arguments: map[string]any{}}); err != nil || res.IsError {
-			b.Fatalf("list_tags: %v %+v", err, res)
-		}
-		tags := time.Since(t0)
-		rss, hwm := memory(cmd.Process.Pid)
-		s.Close()
-		b.ReportMetric(first.Seconds()*1000, "ms-start-to-first-answer")
-		b.ReportMetric(tags.Seconds()*1000, "ms-first-list_tags")
-		b.ReportMetric(rss/1024, "MB-RSS")
-		b.ReportMetric(hwm/1024, "MB-peak-RSS")
+		return wrap(cmd), time.Now()
 	}
+	call := func(s *mcp.ClientSession, tool string, args map[string]any) *mcp.CallToolResult {
+		res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err != nil || res.IsError {
+			b.Fatalf("%s: %v %+v", tool, err, res)
+		}
+		return res
+	}
+	note := vaultgen.FirstNote(dir)
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(note)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv.Put(b, "vault", "notes/"+note, data) // the note read_note reads
+	tools := []struct {
+		name string
+		args map[string]any
+	}{
+		{"get_vault_info", map[string]any{}},
+		{"search", map[string]any{"query": "compost"}},
+		{"read_note", map[string]any{"path": note}},
+		{"list_tags", map[string]any{}},
+		{"list_backlinks", map[string]any{"path": note}},
+	}
+	for i := 0; i < b.N; i++ {
+		for k, tool := range tools {
+			cmd, t0 := start()
+			s := connect(b, &mcp.CommandTransport{Command: cmd})
+			res := call(s, tool.name, tool.args)
+			first := time.Since(t0)
+			pid := cmd.Process.Pid // the server's, also under cpuLimited's shell (exec)
+			if tool.name == "get_vault_info" {
+				var info struct {
+					NoteCount int `json:"noteCount"`
+				}
+				raw, _ := json.Marshal(res.StructuredContent)
+				if err := json.Unmarshal(raw, &info); err != nil || info.NoteCount != notes {
+					b.Fatalf("get_vault_info: %d notes, want %d (%v)", info.NoteCount, notes, err)
+				}
+			}
+			rss, _ := memory(pid)
+			b.ReportMetric(first.Seconds()*1000, "ms-cold-"+tool.name)
+			b.ReportMetric(rss/1024, "MB-RSS-after-"+tool.name)
+			if k == len(tools)-1 {
+				t1 := time.Now()
+				call(s, "list_tags", map[string]any{})
+				rss, hwm := memory(pid)
+				b.ReportMetric(time.Since(t1).Seconds()*1000, "ms-then-list_tags")
+				b.ReportMetric(rss/1024, "MB-RSS-everything")
+				b.ReportMetric(hwm/1024, "MB-peak-RSS")
+			}
+			s.Close()
+		}
+	}
+	b.ReportMetric(float64(notes), "notes")
 }
 
 // BenchmarkFirstTrueAnswer: spawn `sheaf serve` on a vault with no state

@@ -80,9 +80,11 @@ func BuildTo(pkg, out string) error {
 type RIE struct {
 	URL string // the invoke URL
 
-	mu  sync.Mutex // one invocation at a time
-	cmd *exec.Cmd
-	out *testbin.Output
+	mu     sync.Mutex // one invocation at a time
+	cmd    *exec.Cmd
+	out    *testbin.Output
+	exited chan struct{}
+	once   sync.Once
 }
 
 // Start runs bootstrap under the emulator with exactly env (plus PATH and
@@ -123,8 +125,9 @@ func start(t testing.TB, bin, bootstrap string, env []string) (*RIE, error) {
 		return nil, err
 	}
 	exited := make(chan struct{})
+	r.exited = exited
 	go func() { _ = r.cmd.Wait(); close(exited) }()
-	t.Cleanup(func() { r.stop(exited) })
+	t.Cleanup(r.Stop)
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		c, err := net.DialTimeout("tcp", rie, time.Second)
 		if err == nil {
@@ -137,14 +140,17 @@ func start(t testing.TB, bin, bootstrap string, env []string) (*RIE, error) {
 		default:
 		}
 		if time.Now().After(deadline) {
-			r.stop(exited)
+			r.Stop()
 			return nil, fmt.Errorf("not listening on %s: %s", rie, r.out.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 }
 
-// stop ends the emulator's process group: SIGTERM, then SIGKILL.
+// Stop ends the emulator and its function (the process group): SIGTERM,
+// then SIGKILL. The end of the test calls it too.
+func (r *RIE) Stop() { r.once.Do(func() { r.stop(r.exited) }) }
+
 func (r *RIE) stop(exited <-chan struct{}) {
 	pgid := r.cmd.Process.Pid
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
@@ -193,6 +199,10 @@ func (r *RIE) Invoke(ctx context.Context, event []byte) ([]byte, error) {
 	}
 	return body, nil
 }
+
+// Pid is the emulator's process id; the function it starts at the first
+// invocation is its child.
+func (r *RIE) Pid() int { return r.cmd.Process.Pid }
 
 // Output returns what the emulator and the function printed (first MiB).
 func (r *RIE) Output() string { return r.out.String() }

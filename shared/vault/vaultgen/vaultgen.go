@@ -14,6 +14,7 @@ package vaultgen
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -317,4 +318,22 @@ func titleCase(s string) string {
 		return s
 	}
 	return string(unicode.ToUpper(c)) + s[n:]
+}
+
+// FirstNote is the vault-relative path of the first note of the vault at
+// dir in file-walk order ("" when there is none): a note benchmarks can
+// name without listing the vault.
+func FirstNote(dir string) string {
+	var first string
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && p != dir && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
+			first, _ = filepath.Rel(dir, p)
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return filepath.ToSlash(first)
 }

@@ -438,3 +438,21 @@ func benchmarkGenerate(b *testing.B, n int) {
 		b.StartTimer()
 	}
 }
+
+func TestFirstNote(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{".hidden/a.md", "b/z.md", "b/c.txt", "c.md"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := FirstNote(dir); got != "b/z.md" {
+		t.Errorf("FirstNote = %q, want b/z.md", got)
+	}
+	if got := FirstNote(t.TempDir()); got != "" {
+		t.Errorf("FirstNote of an empty vault = %q", got)
+	}
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sheaf-dev/sheaf/functions/internal/cloudtest"
+	"github.com/sheaf-dev/sheaf/functions/internal/rietest"
+	"github.com/sheaf-dev/sheaf/shared/store/s3/s3test"
+	"github.com/sheaf-dev/sheaf/shared/testbin"
+	"github.com/sheaf-dev/sheaf/shared/textindex/meili/meilifake"
+	"github.com/sheaf-dev/sheaf/shared/vault/vaultgen"
+)
+
+// BenchmarkLambdaColdStart: the MCP function's cold start on a big vault,
+// under the Lambda emulator, tool by tool. The catalog of a vault indexed
+// by `sheaf index --state SHEAF_BENCH_STATE` (of the vault at
+// SHEAF_BENCH_VAULT; skipped without both) is put in a versitygw bucket;
+// for each tool a fresh emulator starts the function at its first
+// invocation, as Lambda does, and the official Go MCP client times its
+// initialize (the function's init included) and then the tool's first
+// call. The function runs as on a Lambda of SHEAF_BENCH_LAMBDA_MEMORY MB
+// (default 1024: GOMEMLIMIT from AWS_LAMBDA_FUNCTION_MEMORY_SIZE);
+// SHEAF_BENCH_LAMBDA_CPU also limits it to that share of a CPU, as Lambda
+// does (memory / 1769 MB: 0.58 at 1024 MB, 1.16 at 2048 MB; a cgroup
+// quota, which needs a writable cgroup cpu controller).
+func BenchmarkLambdaColdStart(b *testing.B) {
+	dir, state := os.Getenv("SHEAF_BENCH_VAULT"), os.Getenv("SHEAF_BENCH_STATE")
+	if dir == "" || state == "" {
+		b.Skip("set SHEAF_BENCH_VAULT and SHEAF_BENCH_STATE (a `sheaf index --state` of that vault)")
+	}
+	bin := build(b)
+	var group *testbin.CPUGroup
+	if q := os.Getenv("SHEAF_BENCH_LAMBDA_CPU"); q != "" {
+		quota, err := strconv.ParseFloat(q, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		group = testbin.NewCPUGroup(b, quota)
+	}
+	v := &cloudtest.Vault{S3: s3test.Start(b, s3test.Options{}), Meili: meilifake.New(b), Bucket: "sheaf-vault", Prefix: "notes"}
+	v.S3.CreateBucket(b, v.Bucket)
+	v.S3.PutDir(b, v.Bucket, v.Key(".sheaf/catalog"), filepath.Join(state, "catalog"))
+	note := vaultgen.FirstNote(dir)
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(note)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	v.Put(b, note, data)
+	tools := []struct {
+		name string
+		args map[string]any
+	}{
+		{"get_vault_info", map[string]any{}},
+		{"search", map[string]any{"query": "compost"}},
+		{"read_note", map[string]any{"path": note}},
+		{"list_tags", map[string]any{}},
+		{"list_backlinks", map[string]any{"path": note}},
+	}
+	memory := cmp.Or(os.Getenv("SHEAF_BENCH_LAMBDA_MEMORY"), "1024")
+	for i := 0; i < b.N; i++ {
+		for _, tool := range tools {
+			r := rietest.Start(b, bin, append(v.Env(), "AWS_LAMBDA_FUNCTION_MEMORY_SIZE="+memory)...)
+			if group != nil {
+				if err := group.Join(r.Pid()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			endpoint := (&rietest.Gateway{RIE: r}).Start(b) + "/mcp"
+			t0 := time.Now()
+			s := cloudtest.Connect(b, endpoint, cloudtest.Token)
+			t1 := time.Now()
+			res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: tool.name, Arguments: tool.args})
+			if err != nil || res.IsError {
+				b.Fatalf("%s: %v %+v", tool.name, err, res)
+			}
+			t2 := time.Now()
+			b.ReportMetric(ms(t1.Sub(t0)), "ms-initialize-before-"+tool.name)
+			b.ReportMetric(ms(t2.Sub(t1)), "ms-first-"+tool.name)
+			if rss := functionRSS(r.Pid()); rss > 0 {
+				b.ReportMetric(rss, "MB-RSS-after-"+tool.name)
+			}
+			s.Close()
+			r.Stop() // no emulator is frozen between invocations: a stopped one takes no CPU from the next
+		}
+	}
+}
+
+// functionRSS is the resident memory, in MB, of the function the emulator
+// at pid runs (its child), 0 when it cannot be read.
+func functionRSS(pid int) float64 {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range stats {
+		stat, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, not ')'.
+		rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
+		if f := strings.Fields(rest); len(f) < 2 || f[1] != strconv.Itoa(pid) {
+			continue
+		}
+		status, err := os.ReadFile(filepath.Join(filepath.Dir(p), "status"))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+				kb, _ := strconv.ParseFloat(f[1], 64)
+				return kb / 1024
+			}
+		}
+	}
+	return 0
+}
