@@ -16,17 +16,25 @@ import (
 )
 
 // loadTemplate parses template.yaml with goformation. Intrinsics are kept
-// readable rather than resolved: !Ref X is "ref:X", !GetAtt X.Y is
-// "getatt:X.Y" and !Sub "s" is "sub:s". raw is the same document as plain
-// maps, for the properties goformation's types lack.
+// readable rather than resolved: !Ref X is "ref:X" (but a Number
+// parameter's default, for goformation's typed fields; numberRefs says
+// where they were), !GetAtt X.Y is "getatt:X.Y" and !Sub "s" is "sub:s".
+// raw is the same document as plain maps, for the properties goformation's
+// types lack.
 func loadTemplate(t *testing.T) (*cloudformation.Template, map[string]any) {
 	t.Helper()
 	data, err := os.ReadFile("../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
+	numbers := numberDefaults(t, data)
 	opts := &intrinsics.ProcessorOptions{IntrinsicHandlerOverrides: map[string]intrinsics.IntrinsicHandler{
-		"Ref": func(_ string, in, _ any) any { return fmt.Sprint("ref:", in) },
+		"Ref": func(_ string, in, _ any) any {
+			if v, ok := numbers[fmt.Sprint(in)]; ok {
+				return v
+			}
+			return fmt.Sprint("ref:", in)
+		},
 		"Fn::GetAtt": func(_ string, in, _ any) any {
 			if parts, ok := in.([]any); ok && len(parts) == 2 {
 				return fmt.Sprintf("getatt:%v.%v", parts[0], parts[1])
@@ -48,6 +56,50 @@ func loadTemplate(t *testing.T) (*cloudformation.Template, map[string]any) {
 		t.Fatal(err)
 	}
 	return tmpl, raw
+}
+
+// numberDefaults are the defaults of the template's Number parameters.
+func numberDefaults(t *testing.T, data []byte) map[string]any {
+	t.Helper()
+	js, err := intrinsics.ProcessYAML(data, &intrinsics.ProcessorOptions{NoProcess: true})
+	if err != nil {
+		t.Fatalf("template.yaml: %v", err)
+	}
+	var doc struct {
+		Parameters map[string]struct {
+			Type    string
+			Default any
+		}
+	}
+	if err := json.Unmarshal(js, &doc); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]any{}
+	for name, p := range doc.Parameters {
+		if p.Type == "Number" {
+			out[name] = p.Default
+		}
+	}
+	return out
+}
+
+// unprocessed is template.yaml as plain maps, intrinsics as written
+// ({"Ref": "X"}).
+func unprocessed(t *testing.T) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile("../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := intrinsics.ProcessYAML(data, &intrinsics.ProcessorOptions{NoProcess: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(js, &raw); err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
 
 // dig walks raw through map keys and list indexes.
@@ -81,6 +133,16 @@ func TestTemplateFunctions(t *testing.T) {
 	for _, p := range []string{"MeiliUrl", "QdrantUrl", "EmbedBaseUrl", "EmbedModel", "VaultBucketName", "VaultPrefix"} {
 		if _, ok := tmpl.Parameters[p]; !ok {
 			t.Errorf("parameter %s missing", p)
+		}
+	}
+	// Both functions' memory (and with it their CPU) is one parameter.
+	if p := tmpl.Parameters["FunctionMemory"]; p.Type != "Number" || fmt.Sprint(p.Default) != "1024" {
+		t.Errorf("FunctionMemory parameter: %+v", p)
+	}
+	written := unprocessed(t)
+	for _, name := range []string{"McpFunction", "IndexerFunction"} {
+		if got := dig(written, "Resources", name, "Properties", "MemorySize"); fmt.Sprint(got) != "map[Ref:FunctionMemory]" {
+			t.Errorf("%s MemorySize = %v, want !Ref FunctionMemory", name, got)
 		}
 	}
 

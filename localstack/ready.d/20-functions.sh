@@ -10,6 +10,7 @@ bucket=${SHEAF_BUCKET:-sheaf-vault}
 prefix=${SHEAF_PREFIX:-vault}
 arch=${SHEAF_ARCH:-x86_64}
 zips=${SHEAF_LAMBDA_DIR:-/opt/sheaf/lambda}
+memory=${SHEAF_FUNCTION_MEMORY:-1024} # MB, as the template's FunctionMemory
 role=arn:aws:iam::000000000000:role/sheaf-lambda
 
 for zip in mcp indexer; do
@@ -43,10 +44,10 @@ function_up() {
     awslocal lambda update-function-code --function-name "$name" --zip-file "fileb://$zip" >/dev/null
     awslocal lambda wait function-updated-v2 --function-name "$name"
     awslocal lambda update-function-configuration --function-name "$name" \
-      --timeout "$timeout" --environment "$environment" >/dev/null
+      --timeout "$timeout" --memory-size "$memory" --environment "$environment" >/dev/null
   else
     awslocal lambda create-function --function-name "$name" --runtime provided.al2023 \
-      --handler bootstrap --architectures "$arch" --role "$role" --memory-size 1024 \
+      --handler bootstrap --architectures "$arch" --role "$role" --memory-size "$memory" \
       --timeout "$timeout" --zip-file "fileb://$zip" --environment "$environment" >/dev/null
   fi
   awslocal lambda wait function-active-v2 --function-name "$name"

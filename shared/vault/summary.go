@@ -26,8 +26,11 @@ type Summary struct {
 const SummaryProblems = 50
 
 // Summary summarises the catalog: one pass over its notes, for the
-// pending directives.
+// pending directives, and a lookup of index.md in the name indexes (built
+// first if need be: the indexer summarises after every save, and a lookup
+// that misses without them scans every path).
 func (c *Catalog) Summary() Summary {
+	c.ensure(names)
 	_, hasIndex := c.Note("index.md")
 	c.mu.RLock()
 	defer c.mu.RUnlock()
