@@ -394,11 +394,13 @@ func benchIngest(b *testing.B, st store.Store, dir, kind string, batches [][]byt
 	b.ReportMetric(float64(total)/elapsed.Seconds(), "notes/s")
 	b.ReportMetric(tenth/at(0.1).Sub(start).Seconds(), "notes/s-first-10%")
 	b.ReportMetric(tenth/done[len(done)-1].Sub(at(0.9)).Seconds(), "notes/s-last-10%")
-	var saves, retries int
+	var saves, retries, reused, turns int
 	var segBytes, mergeBytes, maxBytes int64
 	for _, ix := range ixs {
 		s := ix.Snapshots.(*StoreSnapshots).Stats()
 		saves += s.Saves
+		reused += s.Reused
+		turns += s.Turns
 		segBytes += s.SegmentBytes
 		mergeBytes += s.MergeBytes
 		maxBytes = max(maxBytes, s.MaxSaveBytes)
@@ -408,6 +410,8 @@ func benchIngest(b *testing.B, st store.Store, dir, kind string, batches [][]byt
 	b.ReportMetric(float64(maxBytes), "catalog-B/batch-max")
 	b.ReportMetric(float64(segBytes+mergeBytes)/float64(total), "catalog-B/note-with-merges")
 	b.ReportMetric(float64(retries), "conflict-retries")
+	b.ReportMetric(float64(reused), "segments-reused")
+	b.ReportMetric(float64(turns), "turns-taken")
 
 	// A cold handler: the first catalog, and the heap it takes.
 	runtime.GC()

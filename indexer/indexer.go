@@ -837,6 +837,7 @@ func (ix *Indexer) Save(ctx context.Context) error {
 	if ix.saved >= want {
 		return nil
 	}
+	myTurn := false
 	for attempt := 1; ; attempt++ {
 		err := ix.saveOnce(ctx)
 		if err == nil {
@@ -847,14 +848,31 @@ func (ix *Indexer) Save(ctx context.Context) error {
 		}
 		ix.conflicts.Add(1)
 		ix.log().Debug("catalog saved by another indexer: merging", "attempt", attempt)
-		if err := backoff(ctx, attempt); err != nil {
-			return err
+		if !myTurn {
+			if err := backoff(ctx, attempt); err != nil {
+				return err
+			}
+		}
+		if tt, ok := ix.Snapshots.(turnTaker); ok && attempt >= turnAfter && !myTurn {
+			// Losing again and again: claim the next save, then catch up.
+			if myTurn, err = tt.TakeTurn(ctx); err != nil {
+				return err
+			}
 		}
 		if err := ix.merge(ctx); err != nil {
 			return fmt.Errorf("merging after a snapshot conflict: %w", err)
 		}
 	}
 }
+
+// turnTaker is a ChangeSaver that can hold the other writers back for a
+// writer that keeps losing races (StoreSnapshots.TakeTurn).
+type turnTaker interface {
+	TakeTurn(ctx context.Context) (bool, error)
+}
+
+// turnAfter is how many lost races in a row make Save claim the next save.
+const turnAfter = 3
 
 // ConflictRetries counts the saves retried because another indexer saved
 // first.

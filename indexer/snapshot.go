@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -86,6 +87,26 @@ type manifest struct {
 	// Summary is the catalog's, as of Seq (version 4 on; nil before):
 	// what a cold handler answers get_vault_info from.
 	Summary *vault.Summary `json:"summary,omitempty"`
+	// Turn, when set and not expired, is the one writer that may save
+	// next (see StoreSnapshots.TakeTurn).
+	Turn *turn `json:"turn,omitempty"`
+}
+
+// turn is a writer's claim on the next save.
+type turn struct {
+	Writer string    `json:"writer"`
+	Until  time.Time `json:"until"`
+}
+
+// turnLength bounds how long a turn holds the other writers back: long
+// enough for a catch-up and a save, short enough that a writer that died
+// holding it delays the others only briefly.
+const turnLength = 10 * time.Second
+
+// held reports whether the turn, when set, belongs to a writer other than
+// me and has not expired.
+func (t *turn) held(me string) bool {
+	return t != nil && t.Writer != me && time.Now().Before(t.Until)
 }
 
 // segmentRef is one segment: the saves First..Last merged, stored as one
@@ -377,7 +398,20 @@ type StoreSnapshots struct {
 	mu      sync.Mutex
 	view    view   // the manifest last loaded, saved or caught up
 	applied uint64 // the saves reflected in the caller's catalog
+	spare   *spare // a segment written by a save that lost the race
+	writer  string // this writer's id in turns
 	stats   SaveStats
+}
+
+// spare is a segment written by a save whose manifest write lost the race
+// (the condition failed: no manifest names it). The next save reuses it
+// when it holds exactly what that save would write, the usual case when
+// racing indexers changed different notes: a retry after a conflict then
+// costs a manifest write, not a segment's, which keeps the window in which
+// another writer can win again short.
+type spare struct {
+	ref segmentRef
+	seg *vault.Segment
 }
 
 // SaveStats counts what a StoreSnapshots wrote.
@@ -390,6 +424,8 @@ type SaveStats struct {
 	Merges        int   // merges of segments
 	MergeBytes    int64 // compressed bytes the merges wrote
 	Segments      int   // segments in the manifest now
+	Reused        int   // saves after a conflict that reused the segment the lost save wrote
+	Turns         int   // turns taken (see TakeTurn)
 }
 
 // Stats returns the counts so far.
@@ -491,17 +527,23 @@ func (s *StoreSnapshots) SaveChanges(ctx context.Context, c *vault.Catalog, path
 		s.stats.Conflicts++
 		return fmt.Errorf("the catalog is behind the manifest: %w", store.ErrConflict)
 	}
+	if t := s.view.man.Turn; t.held(s.me()) {
+		s.stats.Conflicts++
+		return fmt.Errorf("another indexer has the turn to save, until %s: %w", t.Until.Format(time.RFC3339), store.ErrConflict)
+	}
 	f := s.files()
 	m := s.view.man
 	m.Segments = slices.Clone(m.Segments)
 	m.IndexedAt = c.IndexedAt()
+	m.Turn = nil // ours, or expired: given back
 	sum := c.Summary()
 	m.Summary = &sum
 	var ref segmentRef
+	var seg *vault.Segment
 	if len(paths) > 0 {
+		seg = c.Segment(paths)
 		var err error
-		ref, err = f.writeSegment(ctx, c.Segment(paths), m.Seq+1, m.Seq+1)
-		if err != nil {
+		if ref, err = s.segmentFor(ctx, seg, m.Seq+1); err != nil {
 			return err
 		}
 		m.Seq++
@@ -509,10 +551,14 @@ func (s *StoreSnapshots) SaveChanges(ctx context.Context, c *vault.Catalog, path
 	}
 	etag, err := f.writeManifest(ctx, m, s.view.etag)
 	if err != nil {
-		f.discard(ctx, err, ref)
 		if errors.Is(err, store.ErrConflict) {
 			s.stats.Conflicts++
+			if seg != nil {
+				s.spare = &spare{ref: ref, seg: seg}
+				return err
+			}
 		}
+		f.discard(ctx, err, ref)
 		return err
 	}
 	s.view, s.applied = view{man: m, etag: etag, found: true}, m.Seq
@@ -521,6 +567,67 @@ func (s *StoreSnapshots) SaveChanges(ctx context.Context, c *vault.Catalog, path
 	}
 	s.merge(ctx)
 	return nil
+}
+
+// TakeTurn claims the next save, for a writer that has lost several races
+// in a row: it writes the manifest now stored back as it is, with this
+// writer's turn (conditionally: store.ErrConflict when another writer saved
+// between the read and the write). Other writers then neither save nor
+// merge until this one has caught up and saved, which gives the turn back,
+// or turnLength has passed. Without it a writer whose catch-up takes
+// longer than the others' saves (a big merged segment to apply) could lose
+// every race. It reports whether this writer holds the turn.
+func (s *StoreSnapshots) TakeTurn(ctx context.Context) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.files()
+	m, etag, found, err := f.readManifest(ctx)
+	if err != nil || !found {
+		return false, err // no manifest: the first save writes the whole catalog
+	}
+	if m.Turn.held(s.me()) {
+		return false, nil
+	}
+	m.Turn = &turn{Writer: s.me(), Until: time.Now().Add(turnLength)}
+	if _, err := f.writeManifest(ctx, m, etag); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return false, nil
+		}
+		return false, err
+	}
+	s.stats.Turns++
+	return true, nil // the next CatchUp reads the manifest back
+}
+
+// me is this writer's id in turns.
+func (s *StoreSnapshots) me() string {
+	if s.writer == "" {
+		s.writer = randomID()
+	}
+	return s.writer
+}
+
+// segmentFor returns seg stored as save seq: the spare segment when it
+// holds exactly seg, else seg written anew (and the spare deleted).
+func (s *StoreSnapshots) segmentFor(ctx context.Context, seg *vault.Segment, seq uint64) (segmentRef, error) {
+	f := s.files()
+	if sp := s.spare; sp != nil {
+		s.spare = nil
+		if sameState(sp.seg, seg) {
+			sp.ref.First, sp.ref.Last = seq, seq
+			s.stats.Reused++
+			return sp.ref, nil
+		}
+		f.remove(context.WithoutCancel(ctx), sp.ref)
+	}
+	return f.writeSegment(ctx, seg, seq, seq)
+}
+
+// sameState reports whether two segments give the same paths the same
+// state (their index times aside).
+func sameState(a, b *vault.Segment) bool {
+	return reflect.DeepEqual(a.Notes, b.Notes) && reflect.DeepEqual(a.Attachments, b.Attachments) &&
+		reflect.DeepEqual(a.Problems, b.Problems) && reflect.DeepEqual(a.Removed, b.Removed)
 }
 
 // CatchUp implements ChangeSaver.
@@ -561,6 +668,9 @@ func (s *StoreSnapshots) CatchUp(ctx context.Context, c *vault.Catalog) ([]strin
 func (s *StoreSnapshots) merge(ctx context.Context) {
 	f := s.files()
 	for range 8 {
+		if s.view.man.Turn.held(s.me()) {
+			return // its holder is catching up: moving segments would undo that
+		}
 		refs := s.view.man.Segments
 		n := len(refs)
 		if n < mergeFanout {
