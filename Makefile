@@ -6,6 +6,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 VAULT   ?= infra/sample-vault
 ADDR    ?= 127.0.0.1:8787
 BENCH_VAULT ?= /tmp/sheaf-bench-10k
+BIG_VAULT   ?= /tmp/sheaf-bench-100k
 
 # Test servers installed by `make tools` (pinned): an S3-compatible server
 # and the AWS Lambda Runtime Interface Emulator (no tagged releases: a commit).
@@ -14,7 +15,7 @@ RIE_VERSION       ?= v0.0.0-20261030222936-bef5c4ba774d
 GOBIN_DIR         := $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
 export PATH       := $(GOBIN_DIR):$(PATH)
 
-.PHONY: build test tools unit race smoke vet bench fuzz run clean
+.PHONY: build test tools unit race smoke vet bench bench-big fuzz run clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sheaf
@@ -58,12 +59,27 @@ bench:
 	$(GO) test -run '^$$' -bench 'Init|WarmCall' -benchtime 200x ./functions/mcp/ 2>&1 | tee -a bench.txt
 	SHEAF_BENCH_FIRST_NOTES=100000 $(GO) test -run '^$$' -bench FirstTrueAnswer -benchtime 1x -timeout 30m ./cmd/sheaf/ 2>&1 | tee -a bench.txt
 
+# Big vaults: a generated 100k-note vault (made once in BIG_VAULT, indexed
+# once in BIG_VAULT-state): bulk ingest, the local restart, and the cold
+# start of `sheaf serve --vault s3://` and of the MCP function under the
+# Lambda emulator, tool by tool, as is and as a 1024 MB and a 2048 MB
+# Lambda (a CPU quota: skipped where no cgroup can be made).
+bench-big: build
+	@test -d $(BIG_VAULT) || $(BIN) gen $(BIG_VAULT) --notes 100000
+	@test -d $(BIG_VAULT)-state || $(BIN) index --vault $(BIG_VAULT) --state $(BIG_VAULT)-state --quiet
+	SHEAF_BENCH_INGEST_NOTES=100000 $(GO) test -run '^$$' -bench 'BulkIngest/text=fts5/instances=1' -benchtime 1x -timeout 60m ./indexer/ 2>&1 | tee bench-big.txt
+	SHEAF_BENCH_VAULT=$(BIG_VAULT) SHEAF_BENCH_STATE=$(BIG_VAULT)-state $(GO) test -run '^$$' -bench 'Serve10k|CloudColdStart' -benchtime 1x -timeout 30m ./cmd/sheaf/ 2>&1 | tee -a bench-big.txt
+	SHEAF_BENCH_VAULT=$(BIG_VAULT) SHEAF_BENCH_STATE=$(BIG_VAULT)-state $(GO) test -run '^$$' -bench LambdaColdStart -benchtime 1x -timeout 30m ./functions/mcp/ 2>&1 | tee -a bench-big.txt
+	SHEAF_BENCH_LAMBDA_MEMORY=1024 SHEAF_BENCH_LAMBDA_CPU=0.58 SHEAF_BENCH_VAULT=$(BIG_VAULT) SHEAF_BENCH_STATE=$(BIG_VAULT)-state $(GO) test -run '^$$' -bench LambdaColdStart -benchtime 1x -timeout 30m ./functions/mcp/ 2>&1 | tee -a bench-big.txt
+	SHEAF_BENCH_LAMBDA_MEMORY=2048 SHEAF_BENCH_LAMBDA_CPU=1.16 SHEAF_BENCH_VAULT=$(BIG_VAULT) SHEAF_BENCH_STATE=$(BIG_VAULT)-state $(GO) test -run '^$$' -bench LambdaColdStart -benchtime 1x -timeout 30m ./functions/mcp/ 2>&1 | tee -a bench-big.txt
+
 # Short fuzzing of every parser and path check.
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse$$ -fuzztime 30s ./shared/vault/
 	$(GO) test -run '^$$' -fuzz FuzzHeadingID -fuzztime 15s ./shared/vault/
 	$(GO) test -run '^$$' -fuzz FuzzReadSnapshot -fuzztime 15s ./shared/vault/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeNote -fuzztime 15s ./shared/vault/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeBinary -fuzztime 30s ./shared/vault/
 	$(GO) test -run '^$$' -fuzz FuzzParseSpans -fuzztime 15s ./shared/vault/
 	$(GO) test -run '^$$' -fuzz FuzzPatchSection -fuzztime 30s ./shared/vault/
 	$(GO) test -run '^$$' -fuzz FuzzMoveRewrite -fuzztime 15s ./shared/vault/
@@ -93,6 +109,6 @@ run:
 	$(GO) run ./cmd/sheaf serve --vault $(VAULT) --http $(ADDR)
 
 clean:
-	rm -rf bin bench.txt
+	rm -rf bin bench.txt bench-big.txt
 
 include build.mk

@@ -106,12 +106,16 @@ func BenchmarkColdIndex10k(b *testing.B) {
 
 // BenchmarkServe10k: restart with a persisted index to the first answered
 // search, then search latency through the official Go MCP client over
-// stdio, then the server's resident memory.
+// stdio, then the server's resident memory. SHEAF_BENCH_STATE reuses a
+// `sheaf index --state` of the bench vault.
 func BenchmarkServe10k(b *testing.B) {
 	dir := benchVault(b)
-	state := b.TempDir()
-	if out, err := exec.Command(bin, "index", "--vault", dir, "--state", state, "--quiet").CombinedOutput(); err != nil {
-		b.Fatalf("sheaf index: %v\n%s", err, out)
+	state := os.Getenv("SHEAF_BENCH_STATE")
+	if state == "" {
+		state = b.TempDir()
+		if out, err := exec.Command(bin, "index", "--vault", dir, "--state", state, "--quiet").CombinedOutput(); err != nil {
+			b.Fatalf("sheaf index: %v\n%s", err, out)
+		}
 	}
 	classes := wordClasses(dir)
 	rng := rand.New(rand.NewSource(7))
