@@ -424,21 +424,19 @@ func TestCatalogOfTheJSONReleaseIsRead(t *testing.T) {
 	}
 }
 
-// A save that lost the race keeps the segment it wrote: the retry, after
-// catching up, reuses it when it still holds what that save writes (the
-// racers changed different notes), and writes a new one (deleting the
-// spare) when not.
-func TestRetryReusesTheLostSegment(t *testing.T) {
+// savedWriters saves a catalog of paths in a new store; load starts a
+// writer there, as a new indexer instance does.
+func savedWriters(t *testing.T, paths ...string) (st store.Store, load func() (*StoreSnapshots, *vault.Catalog)) {
+	t.Helper()
 	ctx := context.Background()
 	st, err := fs.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := catalogWith("a.md", "b.md", "c.md")
-	if err := (&StoreSnapshots{Store: st}).Save(ctx, base); err != nil {
+	if err := (&StoreSnapshots{Store: st}).Save(ctx, catalogWith(paths...)); err != nil {
 		t.Fatal(err)
 	}
-	load := func() (*StoreSnapshots, *vault.Catalog) {
+	return st, func() (*StoreSnapshots, *vault.Catalog) {
 		s := &StoreSnapshots{Store: st}
 		c, err := s.Load(ctx)
 		if err != nil {
@@ -446,6 +444,15 @@ func TestRetryReusesTheLostSegment(t *testing.T) {
 		}
 		return s, c
 	}
+}
+
+// A save that lost the race keeps the segment it wrote: the retry, after
+// catching up, reuses it when it still holds what that save writes (the
+// racers changed different notes), and writes a new one (deleting the
+// spare) when not.
+func TestRetryReusesTheLostSegment(t *testing.T) {
+	ctx := context.Background()
+	st, load := savedWriters(t, "a.md", "b.md", "c.md")
 	parts := func() []string {
 		var out []string
 		st.List(ctx, DefaultCatalogDir, func(o store.Object) error {
@@ -516,21 +523,7 @@ func TestRetryReusesTheLostSegment(t *testing.T) {
 // expired.
 func TestTurnHoldsTheOtherWritersBack(t *testing.T) {
 	ctx := context.Background()
-	st, err := fs.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := (&StoreSnapshots{Store: st}).Save(ctx, catalogWith("a.md", "b.md")); err != nil {
-		t.Fatal(err)
-	}
-	load := func() (*StoreSnapshots, *vault.Catalog) {
-		s := &StoreSnapshots{Store: st}
-		c, err := s.Load(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s, c
-	}
+	_, load := savedWriters(t, "a.md", "b.md")
 	slow, cs := load()
 	fast, cf := load()
 	if mine, err := slow.TakeTurn(ctx); err != nil || !mine {

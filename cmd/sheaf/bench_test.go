@@ -21,6 +21,7 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/store/s3/s3test"
 	"github.com/sheaf-dev/sheaf/shared/testbin"
 	"github.com/sheaf-dev/sheaf/shared/textindex/meili/meilifake"
+	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
 	"github.com/sheaf-dev/sheaf/shared/vault/vaultgen"
 )
 
@@ -361,24 +362,15 @@ func BenchmarkCloudColdStart(b *testing.B) {
 		b.Fatal(err)
 	}
 	srv.Put(b, "vault", "notes/"+note, data) // the note read_note reads
-	tools := []struct {
-		name string
-		args map[string]any
-	}{
-		{"get_vault_info", map[string]any{}},
-		{"search", map[string]any{"query": "compost"}},
-		{"read_note", map[string]any{"path": note}},
-		{"list_tags", map[string]any{}},
-		{"list_backlinks", map[string]any{"path": note}},
-	}
+	tools := toolstest.ColdStartCalls(note)
 	for i := 0; i < b.N; i++ {
 		for k, tool := range tools {
 			cmd, t0 := start()
 			s := connect(b, &mcp.CommandTransport{Command: cmd})
-			res := call(s, tool.name, tool.args)
+			res := call(s, tool.Tool, tool.Args)
 			first := time.Since(t0)
 			pid := cmd.Process.Pid // the server's, also under cpuLimited's shell (exec)
-			if tool.name == "get_vault_info" {
+			if tool.Tool == "get_vault_info" {
 				var info struct {
 					NoteCount int `json:"noteCount"`
 				}
@@ -388,8 +380,8 @@ func BenchmarkCloudColdStart(b *testing.B) {
 				}
 			}
 			rss, _ := memory(pid)
-			b.ReportMetric(first.Seconds()*1000, "ms-cold-"+tool.name)
-			b.ReportMetric(rss/1024, "MB-RSS-after-"+tool.name)
+			b.ReportMetric(first.Seconds()*1000, "ms-cold-"+tool.Tool)
+			b.ReportMetric(rss/1024, "MB-RSS-after-"+tool.Tool)
 			if k == len(tools)-1 {
 				t1 := time.Now()
 				call(s, "list_tags", map[string]any{})

@@ -17,6 +17,7 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/store/s3/s3test"
 	"github.com/sheaf-dev/sheaf/shared/testbin"
 	"github.com/sheaf-dev/sheaf/shared/textindex/meili/meilifake"
+	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
 	"github.com/sheaf-dev/sheaf/shared/vault/vaultgen"
 )
 
@@ -55,16 +56,7 @@ func BenchmarkLambdaColdStart(b *testing.B) {
 		b.Fatal(err)
 	}
 	v.Put(b, note, data)
-	tools := []struct {
-		name string
-		args map[string]any
-	}{
-		{"get_vault_info", map[string]any{}},
-		{"search", map[string]any{"query": "compost"}},
-		{"read_note", map[string]any{"path": note}},
-		{"list_tags", map[string]any{}},
-		{"list_backlinks", map[string]any{"path": note}},
-	}
+	tools := toolstest.ColdStartCalls(note)
 	memory := cmp.Or(os.Getenv("SHEAF_BENCH_LAMBDA_MEMORY"), "1024")
 	for i := 0; i < b.N; i++ {
 		for _, tool := range tools {
@@ -78,15 +70,15 @@ func BenchmarkLambdaColdStart(b *testing.B) {
 			t0 := time.Now()
 			s := cloudtest.Connect(b, endpoint, cloudtest.Token)
 			t1 := time.Now()
-			res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: tool.name, Arguments: tool.args})
+			res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: tool.Tool, Arguments: tool.Args})
 			if err != nil || res.IsError {
-				b.Fatalf("%s: %v %+v", tool.name, err, res)
+				b.Fatalf("%s: %v %+v", tool.Tool, err, res)
 			}
 			t2 := time.Now()
-			b.ReportMetric(ms(t1.Sub(t0)), "ms-initialize-before-"+tool.name)
-			b.ReportMetric(ms(t2.Sub(t1)), "ms-first-"+tool.name)
+			b.ReportMetric(ms(t1.Sub(t0)), "ms-initialize-before-"+tool.Tool)
+			b.ReportMetric(ms(t2.Sub(t1)), "ms-first-"+tool.Tool)
 			if rss := functionRSS(r.Pid()); rss > 0 {
-				b.ReportMetric(rss, "MB-RSS-after-"+tool.name)
+				b.ReportMetric(rss, "MB-RSS-after-"+tool.Tool)
 			}
 			s.Close()
 			r.Stop() // no emulator is frozen between invocations: a stopped one takes no CPU from the next
