@@ -28,9 +28,9 @@ type StoreCatalogs struct {
 	MaxAge time.Duration // default one second
 	// Preload lets Prefetch load the catalog (and build its indexes) in
 	// the background, for a long-lived server: its next call finds the
-	// catalog ready. A
-	// Lambda function leaves it off: its instance is frozen between
-	// invocations, so the load would only compete with the first answer.
+	// catalog ready. A Lambda function leaves it off: its instance is
+	// frozen between invocations, so the load would only compete with the
+	// first answer.
 	Preload bool
 
 	mu      sync.Mutex
