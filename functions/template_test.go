@@ -440,3 +440,31 @@ func anyStrings(v any) []string {
 	}
 	return nil
 }
+
+// KeepWarm (off by default) schedules {"warm": true} for the MCP function
+// every 5 minutes, allowed to invoke it, both only under the condition.
+func TestTemplateKeepWarm(t *testing.T) {
+	tmpl, raw := loadTemplate(t)
+	if p := tmpl.Parameters["KeepWarm"]; fmt.Sprint(p.Default) != "false" || !slices.Equal(anyStrings(p.AllowedValues), []string{"true", "false"}) {
+		t.Errorf("KeepWarm parameter: %+v", p)
+	}
+	if got := fmt.Sprint(dig(unprocessed(t), "Conditions", "KeepWarmOn")); got != "map[Fn::Equals:[map[Ref:KeepWarm] true]]" {
+		t.Errorf("condition KeepWarmOn = %s", got)
+	}
+	rule := dig(raw, "Resources", "McpWarmRule")
+	if dig(rule, "Type") != "AWS::Events::Rule" || dig(rule, "Condition") != "KeepWarmOn" ||
+		dig(rule, "Properties", "ScheduleExpression") != "rate(5 minutes)" ||
+		dig(rule, "Properties", "Targets", 0, "Arn") != "getatt:McpFunction.Arn" {
+		t.Errorf("warm-up rule: %v", rule)
+	}
+	var input map[string]any
+	if err := json.Unmarshal([]byte(fmt.Sprint(dig(rule, "Properties", "Targets", 0, "Input"))), &input); err != nil || input["warm"] != true || len(input) != 1 {
+		t.Errorf("warm-up input %v (%v), want {\"warm\": true}", dig(rule, "Properties", "Targets", 0, "Input"), err)
+	}
+	perm := dig(raw, "Resources", "McpWarmPermission")
+	if dig(perm, "Type") != "AWS::Lambda::Permission" || dig(perm, "Condition") != "KeepWarmOn" ||
+		dig(perm, "Properties", "Principal") != "events.amazonaws.com" || dig(perm, "Properties", "Action") != "lambda:InvokeFunction" ||
+		dig(perm, "Properties", "FunctionName") != "ref:McpFunction" || dig(perm, "Properties", "SourceArn") != "getatt:McpWarmRule.Arn" {
+		t.Errorf("warm-up permission: %v", perm)
+	}
+}

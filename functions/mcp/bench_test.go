@@ -28,7 +28,8 @@ import (
 // for each tool a fresh emulator starts the function at its first
 // invocation, as Lambda does, and the official Go MCP client times its
 // initialize (the function's init included) and then the tool's first
-// call. The function runs as on a Lambda of SHEAF_BENCH_LAMBDA_MEMORY MB
+// call; then the scheduled warm-up (KeepWarm) on a fresh instance, and the
+// slowest call on it. The function runs as on a Lambda of SHEAF_BENCH_LAMBDA_MEMORY MB
 // (default 1024: GOMEMLIMIT from AWS_LAMBDA_FUNCTION_MEMORY_SIZE);
 // SHEAF_BENCH_LAMBDA_CPU also limits it to that share of a CPU, as Lambda
 // does (memory / 1769 MB: 0.58 at 1024 MB, 1.16 at 2048 MB; a cgroup
@@ -83,6 +84,28 @@ func BenchmarkLambdaColdStart(b *testing.B) {
 			s.Close()
 			r.Stop() // no emulator is frozen between invocations: a stopped one takes no CPU from the next
 		}
+		// KeepWarm: the scheduled warm-up, then the slowest cold call on
+		// the warmed instance.
+		r := rietest.Start(b, bin, append(v.Env(), "AWS_LAMBDA_FUNCTION_MEMORY_SIZE="+memory)...)
+		if group != nil {
+			if err := group.Join(r.Pid()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		t0 := time.Now()
+		if out, err := r.Invoke(context.Background(), []byte(`{"warm": true}`)); err != nil {
+			b.Fatalf("warm-up: %v %s", err, out)
+		}
+		b.ReportMetric(ms(time.Since(t0)), "ms-warm-up")
+		s := cloudtest.Connect(b, (&rietest.Gateway{RIE: r}).Start(b)+"/mcp", cloudtest.Token)
+		last := tools[len(tools)-1]
+		t1 := time.Now()
+		if res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: last.Tool, Arguments: last.Args}); err != nil || res.IsError {
+			b.Fatalf("%s after the warm-up: %v %+v", last.Tool, err, res)
+		}
+		b.ReportMetric(ms(time.Since(t1)), "ms-"+last.Tool+"-after-warm-up")
+		s.Close()
+		r.Stop()
 	}
 }
 

@@ -1,14 +1,18 @@
 // Command mcp is the MCP Lambda function: API Gateway HTTP API, Function URL
 // and REST API events go through Sheaf's streamable HTTP handler (stateless,
 // buffered JSON, the caller authenticated before the MCP layer) over the cloud
-// vault that the SHEAF_* variables name. Init makes no network call.
+// vault that the SHEAF_* variables name; the scheduled {"warm": true} loads
+// the catalog and builds its indexes (KeepWarm in template.yaml). Init makes
+// no network call.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
@@ -27,44 +31,85 @@ const lambdaMaxResponseBytes = 4 << 20
 var version = "dev"
 
 func main() {
-	h, err := newHandler(context.Background())
+	h, cats, err := newHandler(context.Background())
 	if err != nil {
 		fnenv.Logger("error").Error("sheaf mcp function: init", "err", err)
 		os.Exit(1)
 	}
-	lambda.Start(lambdahttp.Handler{H: h}.Invoke)
+	lambda.Start(invoker{http: lambdahttp.Handler{H: h}, cats: cats}.Invoke)
+}
+
+// invoker answers the function's events: HTTP ones through the MCP
+// endpoint, and {"warm": true} (scheduled by KeepWarm; no HTTP event has a
+// top-level "warm") by warming this instance.
+type invoker struct {
+	http lambdahttp.Handler
+	cats tools.Catalogs
+}
+
+// Invoke is the Lambda handler.
+func (in invoker) Invoke(ctx context.Context, raw json.RawMessage) (any, error) {
+	var ev struct {
+		Warm bool `json:"warm"`
+	}
+	if json.Unmarshal(raw, &ev) == nil && ev.Warm {
+		return in.warmUp(ctx)
+	}
+	return in.http.Invoke(ctx, raw)
+}
+
+// warmed is the answer to a warm-up.
+type warmed struct {
+	Warm  bool  `json:"warm"`
+	Notes int   `json:"notes"`
+	Ms    int64 `json:"ms"`
+}
+
+// warmUp loads the catalog and builds the indexes most calls need, so that
+// the calls this instance serves next find them ready: on a big vault a
+// cold instance's first call that needs the whole catalog takes seconds.
+// An instance already warm only revalidates the catalog (milliseconds).
+func (in invoker) warmUp(ctx context.Context) (warmed, error) {
+	start := time.Now()
+	cat, err := in.cats.Catalog(ctx)
+	if err != nil {
+		return warmed{}, err
+	}
+	cat.Warm()
+	return warmed{Warm: true, Notes: cat.Len(), Ms: time.Since(start).Milliseconds()}, nil
 }
 
 // newHandler wires the vault and returns the MCP endpoint (/mcp, /healthz
-// and, with OAuth, the protected resource metadata). The endpoint is
+// and, with OAuth, the protected resource metadata), and the vault's
+// catalogs. The endpoint is
 // public, so every request needs a credential: an API key from the keys
 // file (the bucket's .sheaf/keys.json by default, or SHEAF_KEYS), an OAuth
 // access token (SHEAF_OAUTH_ISSUER and SHEAF_OAUTH_AUDIENCE) or the shared
 // SHEAF_TOKEN. Nothing is fetched before the first request.
-func newHandler(ctx context.Context) (http.Handler, error) {
+func newHandler(ctx context.Context) (http.Handler, tools.Catalogs, error) {
 	cfg, cl, log, err := fnenv.OpenCloud(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ha, err := config.OpenAuth(ctx, cfg, cl.Vault.Store, true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if ha.Auth.Keys == nil && ha.Auth.Token == "" && ha.Auth.OAuth == nil {
-		return nil, errors.New("SHEAF_KEYS=none without SHEAF_TOKEN or SHEAF_OAUTH_ISSUER: nobody could call the function")
+		return nil, nil, errors.New("SHEAF_KEYS=none without SHEAF_TOKEN or SHEAF_OAUTH_ISSUER: nobody could call the function")
 	}
 	if ha.Auth.Token == "" && ha.Auth.OAuth == nil && cfg.Keys == "" {
 		log.Info("only API keys from the bucket's keys file are accepted", "keys", auth.KeysPath)
 	}
 	s, err := tools.NewServer(cl.Vault)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Lambda returns at most 6 MB: keep every answer well under it.
 	s.MaxResponseBytes = min(cfg.MaxResponseBytes, lambdaMaxResponseBytes)
 	srv, err := s.MCPServer(version, cfg.Profile)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return tools.HTTPHandler(srv, ha.HTTPOptions(cfg.AllowedOrigins)), nil
+	return tools.HTTPHandler(srv, ha.HTTPOptions(cfg.AllowedOrigins)), cl.Vault.Catalogs, nil
 }

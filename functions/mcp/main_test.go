@@ -414,3 +414,33 @@ func TestKeysAndOAuthLambda(t *testing.T) {
 	}
 	as.RunTypeScriptClient(t, endpoint)
 }
+
+// The scheduled {"warm": true} loads the catalog and builds its indexes on
+// the instance it reaches, and says how many notes; the instance then
+// serves MCP as before, from the same catalog.
+func TestWarmUpLambda(t *testing.T) {
+	endpoint, r, _ := serve(t)
+	ctx := context.Background()
+	var w warmed
+	for range 2 { // cold, then already warm
+		out, err := r.Invoke(ctx, []byte(`{"warm": true}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(out, &w); err != nil || !w.Warm || w.Notes < 40 {
+			t.Fatalf("warm-up answered %s (%v)", out, err)
+		}
+	}
+	s := cloudtest.Connect(t, endpoint, cloudtest.Token)
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "get_vault_info", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("get_vault_info after a warm-up: %v %+v", err, res)
+	}
+	var info struct {
+		NoteCount int `json:"noteCount"`
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &info); err != nil || info.NoteCount != w.Notes {
+		t.Errorf("get_vault_info: %d notes, the warm-up %d (%v)", info.NoteCount, w.Notes, err)
+	}
+}
