@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -166,7 +165,7 @@ func BenchmarkServe10k(b *testing.B) {
 			lat = append(lat, d)
 			byLane[q.lane] = append(byLane[q.lane], d)
 		}
-		rss, hwm := memory(cmd.Process.Pid)
+		rss, hwm := testbin.Memory(cmd.Process.Pid)
 		s.Close()
 		for lane, ds := range byLane {
 			p50, p99 := percentiles(ds)
@@ -232,27 +231,6 @@ func call(b *testing.B, s *mcp.ClientSession, args map[string]any) {
 	if err != nil || res.IsError {
 		b.Fatalf("search %v: %v %+v", args, err, res)
 	}
-}
-
-// memory returns VmRSS and VmHWM in KiB.
-func memory(pid int) (rss, hwm float64) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) >= 2 {
-			v, _ := strconv.ParseFloat(f[1], 64)
-			switch f[0] {
-			case "VmRSS:":
-				rss = v
-			case "VmHWM:":
-				hwm = v
-			}
-		}
-	}
-	return rss, hwm
 }
 
 var wordRE = regexp.MustCompile(`\p{Ll}{4,}`)
@@ -379,13 +357,13 @@ func BenchmarkCloudColdStart(b *testing.B) {
 					b.Fatalf("get_vault_info: %d notes, want %d (%v)", info.NoteCount, notes, err)
 				}
 			}
-			rss, _ := memory(pid)
+			rss, _ := testbin.Memory(pid)
 			b.ReportMetric(first.Seconds()*1000, "ms-cold-"+tool.Tool)
 			b.ReportMetric(rss/1024, "MB-RSS-after-"+tool.Tool)
 			if k == len(tools)-1 {
 				t1 := time.Now()
 				call(s, "list_tags", map[string]any{})
-				rss, hwm := memory(pid)
+				rss, hwm := testbin.Memory(pid)
 				b.ReportMetric(time.Since(t1).Seconds()*1000, "ms-then-list_tags")
 				b.ReportMetric(rss/1024, "MB-RSS-everything")
 				b.ReportMetric(hwm/1024, "MB-peak-RSS")

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -78,8 +77,8 @@ func BenchmarkLambdaColdStart(b *testing.B) {
 			t2 := time.Now()
 			b.ReportMetric(ms(t1.Sub(t0)), "ms-initialize-before-"+tool.Tool)
 			b.ReportMetric(ms(t2.Sub(t1)), "ms-first-"+tool.Tool)
-			if rss := functionRSS(r.Pid()); rss > 0 {
-				b.ReportMetric(rss, "MB-RSS-after-"+tool.Tool)
+			if rss, _ := testbin.Memory(testbin.Child(r.Pid())); rss > 0 {
+				b.ReportMetric(rss/1024, "MB-RSS-after-"+tool.Tool)
 			}
 			s.Close()
 			r.Stop() // no emulator is frozen between invocations: a stopped one takes no CPU from the next
@@ -107,32 +106,4 @@ func BenchmarkLambdaColdStart(b *testing.B) {
 		s.Close()
 		r.Stop()
 	}
-}
-
-// functionRSS is the resident memory, in MB, of the function the emulator
-// at pid runs (its child), 0 when it cannot be read.
-func functionRSS(pid int) float64 {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, p := range stats {
-		stat, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, not ')'.
-		rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
-		if f := strings.Fields(rest); len(f) < 2 || f[1] != strconv.Itoa(pid) {
-			continue
-		}
-		status, err := os.ReadFile(filepath.Join(filepath.Dir(p), "status"))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(status), "\n") {
-			if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-				kb, _ := strconv.ParseFloat(f[1], 64)
-				return kb / 1024
-			}
-		}
-	}
-	return 0
 }

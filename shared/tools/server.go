@@ -204,11 +204,8 @@ func (s *Server) pick(a VaultArg) (*Vault, error) {
 
 // open resolves the vault and its current catalog.
 func (s *Server) open(ctx context.Context, a VaultArg) (*Vault, *vault.Catalog, error) {
-	v, err := s.vault(ctx, a)
+	v, err := s.ready(ctx, a)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := v.awaitIndex(ctx); err != nil {
 		return nil, nil, err
 	}
 	c, err := s.catalogOf(ctx, v)
@@ -216,6 +213,19 @@ func (s *Server) open(ctx context.Context, a VaultArg) (*Vault, *vault.Catalog, 
 		return nil, nil, err
 	}
 	return v, c, nil
+}
+
+// ready resolves the vault a call works in, once its index pass is done or
+// the wait for it is over.
+func (s *Server) ready(ctx context.Context, a VaultArg) (*Vault, error) {
+	v, err := s.vault(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	if err := v.awaitIndex(ctx); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // catalogOf loads v's current catalog and notes what the call's answer
@@ -246,11 +256,8 @@ func (s *Server) noteCoverage(ctx context.Context, v *Vault, unindexed int) {
 // from the Summaries of a cold handler (cat nil), else from the catalog.
 // Embeddings need the catalog (their staleness is per note).
 func (s *Server) openSummary(ctx context.Context, a VaultArg) (*Vault, vault.Summary, *vault.Catalog, error) {
-	v, err := s.vault(ctx, a)
+	v, err := s.ready(ctx, a)
 	if err != nil {
-		return nil, vault.Summary{}, nil, err
-	}
-	if err := v.awaitIndex(ctx); err != nil {
 		return nil, vault.Summary{}, nil, err
 	}
 	if sums, ok := v.Catalogs.(Summaries); ok && v.Embeddings == nil {

@@ -204,29 +204,27 @@ type Catalog struct {
 }
 
 // NewCatalog returns an empty Catalog.
-func NewCatalog() *Catalog { return newCatalog(0, 0) }
+func NewCatalog() *Catalog {
+	c := loadCatalog(nil, 0)
+	c.built.Store(uint32(allFamilies))
+	return c
+}
 
-// newCatalog returns an empty Catalog sized for about notes notes and atts
-// attachments.
-func newCatalog(notes, atts int) *Catalog {
+// loadCatalog returns a catalog of notes (later duplicates win), with room
+// for about atts attachments. Its indexes are built on first use (see
+// ensure): until then they are empty and unsized.
+func loadCatalog(notes []*Note, atts int) *Catalog {
 	c := &Catalog{
-		notes:    make(map[string]*Note, notes),
-		folded:   make(index, notes),
-		pathKeys: make(index, notes),
-		bases:    make(index, notes),
-		aliases:  make(index, notes),
-		ids:      make(index, notes),
-		idHeads:  make(index, notes),
-		tags:     index{},
-		entities: index{},
-		meta:     map[string]index{},
+		notes:    make(map[string]*Note, len(notes)),
 		atts:     make(map[string]Attachment, atts),
 		attKeys:  make(index, atts),
 		attBases: make(index, atts),
 		problems: map[string]string{},
-		linkSegs: make(index, notes),
 	}
-	c.built.Store(uint32(allFamilies))
+	c.makeIndexes(allFamilies, 0)
+	for _, n := range notes {
+		c.notes[n.Path] = n
+	}
 	return c
 }
 
@@ -267,9 +265,6 @@ func (c *Catalog) indexLinks(n *Note, add bool) {
 		put(c.linkSegs, lastSegment(linkKey(l)), n.Path, add)
 	}
 }
-
-// linkSources are the notes with a link whose key's last segment is seg.
-func (c *Catalog) linkSources(seg string) *set { return c.linkSegs[seg] }
 
 // Upsert adds or replaces the note at n.Path.
 func (c *Catalog) Upsert(n Note) {
@@ -397,15 +392,6 @@ func (c *Catalog) indexMeta(n *Note, add bool) {
 	}
 }
 
-// load fills an empty catalog with notes (later duplicates win). Its
-// indexes are built on first use.
-func (c *Catalog) load(notes []*Note) {
-	for _, n := range notes {
-		c.notes[n.Path] = n
-	}
-	c.built.Store(0)
-}
-
 // ensure builds the families f of a catalog loaded in bulk, those not built
 // yet, once, their parts concurrently and in Bulk. Every reader of an index
 // calls it before taking mu (see rlock). The indexes are built apart, with
@@ -444,21 +430,8 @@ var testHookBuilding, testHookBuilt = func() {}, func() {}
 // buildIndexes returns a catalog holding nothing but the indexes of the
 // families f over c's notes; mu must be held, shared or not.
 func (c *Catalog) buildIndexes(f family) *Catalog {
-	n := len(c.notes)
 	b := &Catalog{}
-	if f&names != 0 {
-		b.folded, b.pathKeys, b.bases = make(index, n), make(index, n), make(index, n)
-		b.aliases, b.ids, b.idHeads = index{}, index{}, index{}
-	}
-	if f&facets != 0 {
-		b.tags, b.entities = make(index, n/4), index{}
-	}
-	if f&links != 0 {
-		b.linkSegs = make(index, n)
-	}
-	if f&meta != 0 {
-		b.meta = map[string]index{}
-	}
+	b.makeIndexes(f, len(c.notes))
 	Bulk(func() {
 		notes := make([]*Note, 0, len(c.notes))
 		for _, n := range c.notes {
@@ -477,6 +450,24 @@ func (c *Catalog) buildIndexes(f family) *Catalog {
 		wg.Wait()
 	})
 	return b
+}
+
+// makeIndexes gives c empty indexes of the families f, sized for about n
+// notes (the sparse ones, aliases, ids and entities, left to grow).
+func (c *Catalog) makeIndexes(f family, n int) {
+	if f&names != 0 {
+		c.folded, c.pathKeys, c.bases = make(index, n), make(index, n), make(index, n)
+		c.aliases, c.ids, c.idHeads = index{}, index{}, index{}
+	}
+	if f&facets != 0 {
+		c.tags, c.entities = make(index, n/4), index{}
+	}
+	if f&links != 0 {
+		c.linkSegs = make(index, n)
+	}
+	if f&meta != 0 {
+		c.meta = map[string]index{}
+	}
 }
 
 // moveIndexes gives c the indexes of the families f that b holds.

@@ -21,8 +21,7 @@ func (c *Catalog) Filter(keep func(path string) bool) *Catalog {
 			notes = append(notes, n)
 		}
 	}
-	f := newCatalog(len(notes), 0)
-	f.load(notes)
+	f := loadCatalog(notes, 0)
 	for p, a := range c.atts {
 		if keep(p) {
 			f.upsertAttachmentLocked(a)

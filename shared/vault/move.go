@@ -16,12 +16,11 @@ import (
 func (c *Catalog) Clone() *Catalog {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	d := newCatalog(len(c.notes), len(c.atts))
 	ptrs := make([]*Note, 0, len(c.notes))
 	for _, n := range c.notes {
 		ptrs = append(ptrs, n)
 	}
-	d.load(ptrs)
+	d := loadCatalog(ptrs, len(c.atts))
 	for _, a := range c.atts {
 		d.upsertAttachmentLocked(a)
 	}
@@ -83,7 +82,7 @@ func PlanMove(c *Catalog, from, to string) (*MovePlan, error) {
 	src := map[string]bool{from: true}
 	c.rlock(names | links)
 	for s := range segs {
-		for p := range c.linkSources(s).all {
+		for p := range c.linkSegs[s].all {
 			src[p] = true
 		}
 	}

@@ -226,7 +226,7 @@ func (c *Catalog) backlinks(p string) []Backlink {
 		sources[p] = struct{}{} // same-note [[#heading]] links
 	}
 	for s := range segs {
-		for src := range c.linkSources(s).all {
+		for src := range c.linkSegs[s].all {
 			sources[src] = struct{}{}
 		}
 	}

@@ -452,9 +452,8 @@ func CatalogOf(segs ...*Segment) *Catalog {
 	for _, n := range notes {
 		ptrs = append(ptrs, n)
 	}
-	c := newCatalog(len(ptrs), len(atts))
+	c := loadCatalog(ptrs, len(atts))
 	c.indexedAt = indexedAt
-	c.load(ptrs)
 	for _, a := range atts {
 		c.upsertAttachmentLocked(a)
 	}
@@ -469,9 +468,8 @@ func catalogOfOne(s *Segment) *Catalog {
 	for i := range s.Notes {
 		ptrs[i] = &s.Notes[i]
 	}
-	c := newCatalog(len(ptrs), min(len(s.Attachments), 1<<16))
+	c := loadCatalog(ptrs, min(len(s.Attachments), 1<<16))
 	c.indexedAt = s.IndexedAt
-	c.load(ptrs)
 	for _, a := range s.Attachments {
 		c.upsertAttachmentLocked(a)
 	}
