@@ -83,6 +83,16 @@ type Indexer struct {
 	passMu sync.Mutex
 	pass   chan struct{} // closed when the pass running or expected ends; nil: none
 
+	// Watch's timing (zero values: the defaults): a changed file is
+	// indexed after WatchQuiet of quiet (DefaultWatchQuiet), at the latest
+	// WatchMaxWait after it was seen (DefaultWatchMaxWait); the vault is
+	// walked and reconciled every ReconcileEvery (DefaultReconcileEvery;
+	// negative: never).
+	WatchQuiet, WatchMaxWait, ReconcileEvery time.Duration
+
+	unapplied    atomic.Int64 // changes Watch has seen and not applied yet
+	pendingSince atomic.Int64 // when the oldest of them was seen (Unix ns)
+
 	// CheckpointEvery is how often a long Sync saves the catalog snapshot
 	// while it runs, so that a process stopped (or killed) mid-pass resumes
 	// where it stopped; 0: every 2 s.
@@ -96,6 +106,11 @@ type Status struct {
 	Total    int               // notes to process in it
 	Notes    int               // Markdown files in the vault's last listing; 0 until listed
 	Problems map[string]string // path -> reason (skipped or degraded files), from the Catalog
+	// Pending counts the changes Watch has seen on disk and not indexed
+	// yet (a file, a folder to rescan), the oldest seen at PendingSince:
+	// answers from the index meanwhile may miss them.
+	Pending      int
+	PendingSince time.Time
 }
 
 // Status reports progress; safe to call at any time.
@@ -104,8 +119,20 @@ func (ix *Indexer) Status() Status {
 	if st == "" {
 		st = "starting"
 	}
-	return Status{State: st, Done: int(ix.done.Load()), Total: int(ix.total.Load()),
+	s := Status{State: st, Done: int(ix.done.Load()), Total: int(ix.total.Load()),
 		Notes: int(max(ix.notes.Load(), 0)), Problems: ix.Catalog.Problems()}
+	if n := ix.unapplied.Load(); n > 0 {
+		s.Pending, s.PendingSince = int(n), time.Unix(0, ix.pendingSince.Load())
+	}
+	return s
+}
+
+// setPending records what Watch has seen and not applied yet.
+func (ix *Indexer) setPending(n int, since time.Time) {
+	if n > 0 && !since.IsZero() {
+		ix.pendingSince.Store(since.UnixNano())
+	}
+	ix.unapplied.Store(int64(n))
 }
 
 // Expect announces a Sync about to start, so that Ready waits for it.

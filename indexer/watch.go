@@ -2,117 +2,478 @@ package indexer
 
 import (
 	"context"
+	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/sheaf-dev/sheaf/shared/store"
+	"github.com/sheaf-dev/sheaf/shared/vault"
+)
+
+// The watcher's timing defaults (see Indexer.WatchQuiet and friends).
+const (
+	DefaultWatchQuiet     = 150 * time.Millisecond
+	DefaultWatchMaxWait   = time.Second
+	DefaultReconcileEvery = 5 * time.Second
+	// burstPaths is how many changed paths make a flush walk the whole
+	// vault instead of applying them one by one: a burst that big (a sync
+	// client, a git checkout) may well have overflowed the kernel's queue.
+	burstPaths = 2048
+	// reconcileShare bounds the time reconcile walks take: the interval
+	// grows to this many times the last walk's duration.
+	reconcileShare = 20
 )
 
 // Watch follows a vault folder with fsnotify and feeds every change to the
-// indexer as a hint: files are re-read after a short quiet period (editors
-// save in several steps), folder creations, renames and removals trigger a
-// reconcile pass. It saves the catalog snapshot after changes settle, and
-// returns when ctx ends.
+// indexer as a hint. A changed file is re-read once changes pause for
+// WatchQuiet, and at the latest WatchMaxWait after it was seen, so a file
+// saved again and again is still indexed within WatchMaxWait. A folder
+// created, renamed or removed is rescanned (its watches added again
+// first); an overflow of the kernel's event queue, a watcher error or a
+// burst of changes rescans the whole vault. Every ReconcileEvery (more
+// often never than 1/20 of the time: a walk of a big vault takes a while)
+// the vault is walked and anything the catalog does not hold as listed,
+// whatever the events said or failed to say, applied: another process on
+// the same folder, a lost watch or a missed event converge within that
+// time. Changes seen and not indexed yet are counted in Status().Pending,
+// so that answers meanwhile can say they are partial. The catalog
+// snapshot is saved about 2 s after changes. Watch returns when ctx ends.
 func (ix *Indexer) Watch(ctx context.Context, root string) error {
-	w, err := fsnotify.NewWatcher()
+	// Buffered: fsnotify's reader then handles a renamed folder's
+	// IN_MOVE_SELF before intake adds the new name (see addTree).
+	fw, err := fsnotify.NewBufferedWatcher(4096)
 	if err != nil {
 		return err
 	}
-	defer w.Close()
-	addTree := func(dir string) {
-		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || !d.IsDir() {
-				return nil
-			}
-			if p != dir && strings.HasPrefix(d.Name(), ".") {
-				return filepath.SkipDir
-			}
-			_ = w.Add(p)
-			return nil
-		})
+	defer fw.Close()
+	w := &watcher{ix: ix, root: root, fw: fw, wake: make(chan struct{}, 1), bad: map[string]string{}}
+	w.addTree(root)
+	intakeDone := make(chan struct{})
+	go func() {
+		defer close(intakeDone)
+		w.intake(ctx)
+	}()
+	defer func() { fw.Close(); <-intakeDone; ix.setPending(0, time.Time{}) }()
+	return w.run(ctx)
+}
+
+// watcher is one Watch: an intake goroutine queues what fsnotify reports,
+// run flushes the queue into the indexer.
+type watcher struct {
+	ix   *Indexer
+	root string
+	fw   *fsnotify.Watcher
+	wake chan struct{} // a change was queued
+
+	mu      sync.Mutex
+	paths   map[string]bool // vault-relative paths changed
+	folders map[string]bool // folders to rescan
+	all     bool            // rescan the whole vault
+	first   time.Time       // when the oldest queued change was seen
+	last    time.Time       // when the newest was
+	queued  int             // len(paths)+len(folders)+(all?1:0)
+	working int             // taken by a flush, not applied yet
+	since   time.Time       // when the oldest change not applied yet was seen
+
+	bad map[string]string // path -> ETag of a file found unindexable at that version (run only)
+}
+
+func (ix *Indexer) watchQuiet() time.Duration {
+	if ix.WatchQuiet > 0 {
+		return ix.WatchQuiet
 	}
-	addTree(root)
+	return DefaultWatchQuiet
+}
 
-	const quiet = 150 * time.Millisecond
-	pending := map[string]bool{} // vault-relative paths
-	resync := false
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	saveTimer := time.NewTimer(time.Hour)
-	saveTimer.Stop()
+func (ix *Indexer) watchMaxWait() time.Duration {
+	if ix.WatchMaxWait > 0 {
+		return ix.WatchMaxWait
+	}
+	return DefaultWatchMaxWait
+}
 
+func (ix *Indexer) reconcileEvery() time.Duration {
+	if ix.ReconcileEvery != 0 {
+		return ix.ReconcileEvery
+	}
+	return DefaultReconcileEvery
+}
+
+// addTree watches dir and every visible folder below it. Adding a folder
+// already watched is harmless, and repairs a watch fsnotify dropped: when a
+// watched folder is renamed and the new name is added before fsnotify has
+// read the old name's IN_MOVE_SELF, fsnotify removes the new name's watch
+// (the two share the inode's watch descriptor), and events inside the
+// folder are lost until it is added again.
+func (w *watcher) addTree(dir string) {
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if p != w.root && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		_ = w.fw.Add(p)
+		return nil
+	})
+}
+
+// rel maps an event's name to a clean, visible vault path; ok is false for
+// the root, paths outside it and hidden ones.
+func (w *watcher) rel(name string) (string, bool) {
+	r, err := filepath.Rel(w.root, name)
+	if err != nil || r == "." || strings.HasPrefix(r, "..") {
+		return "", false
+	}
+	r = norm.NFC.String(filepath.ToSlash(r))
+	if vault.IsHidden(r) {
+		return "", false
+	}
+	return r, true
+}
+
+// intake queues what fsnotify reports until it closes.
+func (w *watcher) intake(ctx context.Context) {
+	for {
+		select {
+		case err, ok := <-w.fw.Errors:
+			if !ok {
+				return
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				w.ix.log().Warn("file watcher: the kernel's event queue overflowed; rescanning the vault")
+			} else {
+				w.ix.log().Warn("file watcher", "err", err)
+			}
+			w.queue("", false, true)
+		case ev, ok := <-w.fw.Events:
+			if !ok {
+				return
+			}
+			rel, ok := w.rel(ev.Name)
+			if !ok {
+				continue
+			}
+			folder := false
+			if ev.Has(fsnotify.Create) {
+				if st, err := os.Stat(ev.Name); err == nil && st.IsDir() {
+					w.addTree(ev.Name) // now, so that what is written into it is seen
+					folder = true
+				}
+			}
+			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+				// A folder may have gone with everything in it: unless the
+				// catalog knows the path as a file, rescan it as a folder.
+				if _, ok := w.ix.Catalog.Attachment(rel); !ok {
+					if n, ok := w.ix.Catalog.Note(rel); !ok || n.Path != rel {
+						folder = !vault.IsNotePath(rel) || w.ix.hasUnder(rel)
+					}
+				}
+			}
+			w.queue(rel, folder, false)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// hasUnder reports whether the catalog holds a note or attachment under
+// folder rel.
+func (ix *Indexer) hasUnder(rel string) bool {
+	prefix := rel + "/"
+	found := false
+	ix.Catalog.Each(func(n *vault.Note) {
+		found = found || strings.HasPrefix(n.Path, prefix)
+	})
+	return found
+}
+
+// queue records a change to path (a folder to rescan when folder, the
+// whole vault when all) and wakes run.
+func (w *watcher) queue(path string, folder, all bool) {
+	now := time.Now()
+	w.mu.Lock()
+	if w.paths == nil {
+		w.paths, w.folders = map[string]bool{}, map[string]bool{}
+	}
+	switch {
+	case all:
+		if !w.all {
+			w.all = true
+			w.queued++
+		}
+	case folder:
+		if !w.folders[path] {
+			w.folders[path] = true
+			w.queued++
+		}
+	default:
+		if !w.paths[path] {
+			w.paths[path] = true
+			w.queued++
+		}
+	}
+	if w.first.IsZero() {
+		w.first = now
+	}
+	if w.since.IsZero() {
+		w.since = now
+	}
+	w.last = now
+	w.publish()
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// publish hands the count of changes not indexed yet to Status (w.mu held).
+func (w *watcher) publish() {
+	w.ix.setPending(w.queued+w.working, w.since)
+}
+
+// due is when the queue should be flushed: after WatchQuiet of quiet, at
+// the latest WatchMaxWait after its first change; zero when it is empty.
+func (w *watcher) due() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.queued == 0 {
+		return time.Time{}
+	}
+	return minTime(w.last.Add(w.ix.watchQuiet()), w.first.Add(w.ix.watchMaxWait()))
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// take empties the queue into a batch; the changes stay counted as pending
+// until done is called.
+func (w *watcher) take() (paths, folders []string, all bool, done func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for p := range w.paths {
+		paths = append(paths, p)
+	}
+	for f := range w.folders {
+		folders = append(folders, f)
+	}
+	all = w.all || len(paths) > burstPaths
+	n := w.queued
+	clear(w.paths)
+	clear(w.folders)
+	w.all, w.queued, w.first, w.last = false, 0, time.Time{}, time.Time{}
+	w.working += n
+	w.publish()
+	return paths, folders, all, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.working -= n
+		switch {
+		case w.queued+w.working == 0:
+			w.since = time.Time{}
+		case w.working == 0:
+			w.since = w.first
+		}
+		w.publish()
+	}
+}
+
+// run flushes queued changes when they are due, walks the vault every
+// reconcile interval, and saves the catalog snapshot after changes.
+func (w *watcher) run(ctx context.Context) error {
+	ix := w.ix
+	flush := time.NewTimer(time.Hour)
+	flush.Stop()
+	save := time.NewTimer(time.Hour)
+	save.Stop()
+	saving := false
+	every := ix.reconcileEvery()
+	var recon *time.Timer
+	var reconC <-chan time.Time
+	if every > 0 {
+		recon = time.NewTimer(0) // at once: what changed before the watches were added
+		reconC = recon.C
+		defer recon.Stop()
+	}
+	changed := func() {
+		if !saving {
+			saving = true
+			save.Reset(2 * time.Second)
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			_ = ix.Save(context.WithoutCancel(ctx))
 			return nil
-		case err, ok := <-w.Errors:
-			if !ok {
-				return nil
+		case <-w.wake:
+			if d := w.due(); !d.IsZero() {
+				flush.Reset(time.Until(d))
 			}
-			ix.log().Warn("file watcher", "err", err)
-			resync = true // an overflow loses events: reconcile
-			timer.Reset(quiet)
-		case ev, ok := <-w.Events:
-			if !ok {
-				return nil
-			}
-			rel, err := filepath.Rel(root, ev.Name)
-			if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		case <-flush.C:
+			d := w.due()
+			if d.IsZero() {
 				continue
 			}
-			rel = norm.NFC.String(filepath.ToSlash(rel))
-			if hiddenRel(rel) {
+			if wait := time.Until(d); wait > 0 { // more changes came: not due yet
+				flush.Reset(wait)
 				continue
 			}
-			if ev.Has(fsnotify.Create) {
-				if st, err := os.Stat(ev.Name); err == nil && st.IsDir() {
-					addTree(ev.Name)
-					resync = true
-				}
+			if w.flush(ctx) {
+				changed()
 			}
-			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
-				// A folder may have gone with everything in it.
-				if _, ok := ix.Catalog.Note(rel); !ok {
-					if _, ok := ix.Catalog.Attachment(rel); !ok {
-						resync = true
-					}
-				}
+			if d := w.due(); !d.IsZero() {
+				flush.Reset(time.Until(d))
 			}
-			pending[rel] = true
-			timer.Reset(quiet)
-		case <-timer.C:
-			if resync {
-				resync = false
-				clear(pending)
-				if _, err := ix.Sync(ctx, nil); err != nil && ctx.Err() == nil {
-					ix.log().Warn("reconcile after folder change", "err", err)
-				}
+		case <-reconC:
+			start := time.Now()
+			if w.reconcile(ctx) {
+				changed()
 			}
-			for p := range pending {
-				if err := ix.Apply(ctx, p); err != nil && ctx.Err() == nil {
-					ix.log().Debug("indexing after change", "path", p, "err", err)
-				}
-			}
-			clear(pending)
-			saveTimer.Reset(2 * time.Second)
-		case <-saveTimer.C:
-			if err := ix.Save(ctx); err != nil {
+			recon.Reset(max(every, reconcileShare*time.Since(start)))
+		case <-save.C:
+			saving = false
+			if err := ix.Save(ctx); err != nil && ctx.Err() == nil {
 				ix.log().Warn("saving the catalog snapshot", "err", err)
 			}
 		}
 	}
 }
 
-func hiddenRel(rel string) bool {
-	for seg := range strings.SplitSeq(rel, "/") {
-		if strings.HasPrefix(seg, ".") {
+// flush applies what the queue holds; it reports whether anything was
+// applied.
+func (w *watcher) flush(ctx context.Context) bool {
+	paths, folders, all, done := w.take()
+	defer done()
+	if all {
+		return w.reconcile(ctx)
+	}
+	n := 0
+	// Folders first, each after its watches are added again (see addTree),
+	// so that the rescan sees whatever happened in it while unwatched; all
+	// in one refresh, so that a folder renamed moves at once.
+	slices.Sort(folders)
+	folders = slices.CompactFunc(folders, func(a, b string) bool { return strings.HasPrefix(b, a+"/") })
+	if len(folders) > 0 {
+		var listed []store.Object
+		for _, f := range folders {
+			disk := filepath.Join(w.root, filepath.FromSlash(f))
+			if st, err := os.Stat(disk); err == nil && st.IsDir() {
+				w.addTree(disk)
+			}
+			err := w.ix.Store.List(ctx, f, func(o store.Object) error {
+				listed = append(listed, o)
+				return nil
+			})
+			if err != nil {
+				if ctx.Err() == nil {
+					w.ix.log().Warn("rescanning a folder after a change; rescanning the vault", "folder", f, "err", err)
+					return w.reconcile(ctx)
+				}
+				return false
+			}
+		}
+		applied, errs := w.ix.Refresh(ctx, folders, listed, w.skip)
+		w.ix.log().Debug("rescanned folders after a change", "folders", len(folders), "applied", len(applied))
+		n += w.apply(ctx, applied, errs)
+	}
+	var todo []string
+	for _, p := range paths {
+		clean, err := store.CleanPath(p)
+		if err != nil || vault.IsHidden(clean) || under(clean, folders) {
+			continue
+		}
+		todo = append(todo, clean)
+	}
+	slices.Sort(todo)
+	todo = slices.Compact(todo)
+	for i := 0; i < len(todo); i += refreshChunk {
+		chunk := todo[i:min(i+refreshChunk, len(todo))]
+		n += w.apply(ctx, chunk, w.ix.applyMany(ctx, chunk))
+	}
+	return n > 0
+}
+
+// under reports whether p is inside one of folders.
+func under(p string, folders []string) bool {
+	for _, f := range folders {
+		if strings.HasPrefix(p, f+"/") {
 			return true
 		}
 	}
 	return false
+}
+
+// apply logs the errors of applied paths, remembers the ones that cannot
+// be indexed at their version (so reconcile walks do not read them again
+// and again), and returns how many were applied.
+func (w *watcher) apply(ctx context.Context, paths []string, errs []error) int {
+	for i, p := range paths {
+		err := errs[i]
+		switch {
+		case err == nil:
+			delete(w.bad, p)
+		case IsPermanent(err):
+			if o, serr := w.ix.Store.Stat(ctx, p); serr == nil {
+				w.bad[p] = o.ETag
+			}
+		case ctx.Err() == nil:
+			w.ix.log().Debug("indexing after change", "path", p, "err", err)
+		}
+	}
+	return len(paths)
+}
+
+// skip leaves out of a reconcile a file already found unindexable at the
+// version listed.
+func (w *watcher) skip(o store.Object) bool {
+	etag, ok := w.bad[o.Path]
+	return ok && etag == o.ETag
+}
+
+// reconcile walks the vault: watches are added again (repairing any
+// fsnotify dropped), and whatever the catalog does not hold as listed is
+// applied. It reports whether anything was.
+func (w *watcher) reconcile(ctx context.Context) bool {
+	w.addTree(w.root)
+	var listed []store.Object
+	err := w.ix.Store.List(ctx, "", func(o store.Object) error {
+		listed = append(listed, o)
+		return nil
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			w.ix.log().Warn("walking the vault", "err", err)
+		}
+		return false
+	}
+	paths, errs := w.ix.Refresh(ctx, nil, listed, w.skip)
+	if len(w.bad) > 0 {
+		keep := make(map[string]bool, len(w.bad))
+		for _, o := range listed {
+			if _, ok := w.bad[o.Path]; ok {
+				keep[o.Path] = true
+			}
+		}
+		maps.DeleteFunc(w.bad, func(p, _ string) bool { return !keep[p] })
+	}
+	if len(paths) > 0 {
+		w.ix.log().Debug("reconciled the vault with the disk", "paths", len(paths))
+	}
+	return w.apply(ctx, paths, errs) > 0
 }

@@ -12,7 +12,7 @@ import (
 // a complete answer.
 type Coverage struct {
 	Partial  bool      `json:"partial,omitempty" jsonschema:"true when this answer is incomplete: indexing and/or clipped say why"`
-	Indexing *Indexing `json:"indexing,omitempty" jsonschema:"the vault's index pass was still running: the answer covers only the notes indexed so far; ask again when it is done"`
+	Indexing *Indexing `json:"indexing,omitempty" jsonschema:"the vault's index pass was still running, or changes on disk were not indexed yet: the answer covers only what is indexed so far; ask again when it is done"`
 	Clipped  []Clipped `json:"clipped,omitempty" jsonschema:"the response budget cut these lists of this answer: page on (next_offset) or narrow the request"`
 	// Unindexed is not partial: those files are left out by design, and
 	// said to be.
@@ -29,10 +29,11 @@ type Lagging struct {
 
 // Indexing is the progress of the index pass an answer came from.
 type Indexing struct {
-	State   string `json:"state" jsonschema:"starting or indexing"`
+	State   string `json:"state" jsonschema:"starting or indexing (a pass over the vault), or catching-up (the index is complete but for the pending changes)"`
 	Indexed int    `json:"indexed" jsonschema:"notes indexed so far in this pass"`
 	Total   int    `json:"total" jsonschema:"notes this pass indexes (0 while the vault is being listed)"`
 	Notes   int    `json:"notes,omitempty" jsonschema:"Markdown files in the vault, from its listing"`
+	Pending int    `json:"pending,omitempty" jsonschema:"files or folders changed on disk that the index has not taken in yet (it does within about a second)"`
 }
 
 // Clipped says which list the response budget cut, and where to go on.

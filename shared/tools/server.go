@@ -59,6 +59,9 @@ type IndexStatus struct {
 	Total    int               // notes that pass processes
 	Notes    int               // Markdown files in the vault's listing; 0 until listed
 	Problems map[string]string // path -> why it is skipped or degraded
+	// Pending counts changes the file watcher has seen and not indexed
+	// yet: answers from the index are partial while it is not 0.
+	Pending int
 }
 
 // Embeddings keeps a vault's vectors in step with its notes. The tools call
@@ -243,8 +246,11 @@ func (s *Server) catalogOf(ctx context.Context, v *Vault) (*vault.Catalog, error
 // still indexing, notes kept out of it, this handler's writes not in the
 // shared index yet.
 func (s *Server) noteCoverage(ctx context.Context, v *Vault, unindexed int) {
-	if st := v.status(); st.State != "ready" {
-		callFrom(ctx).noteIndexing(&Indexing{State: st.State, Indexed: st.Done, Total: st.Total, Notes: st.Notes})
+	switch st := v.status(); {
+	case st.State != "ready":
+		callFrom(ctx).noteIndexing(&Indexing{State: st.State, Indexed: st.Done, Total: st.Total, Notes: st.Notes, Pending: st.Pending})
+	case st.Pending > 0:
+		callFrom(ctx).noteIndexing(&Indexing{State: "catching-up", Indexed: st.Done, Total: st.Total, Notes: st.Notes, Pending: st.Pending})
 	}
 	callFrom(ctx).noteUnindexed(unindexed)
 	if v.Lagging != nil {

@@ -467,9 +467,10 @@ func (e scopedEmbeddings) Stale(ctx context.Context, cat *vault.Catalog) (int, e
 
 // scopeStatus is the index status a scoped caller may see: the state and
 // the problems of visible files, not the counts, which count the whole
-// vault.
+// vault. Pending changes, which may be anywhere, show as one: the caller's
+// answers are partial meanwhile without learning how much changed elsewhere.
 func scopeStatus(st IndexStatus, f *auth.Folders) IndexStatus {
-	out := IndexStatus{State: st.State}
+	out := IndexStatus{State: st.State, Pending: min(st.Pending, 1)}
 	for p, why := range st.Problems {
 		if f.Allows(p) {
 			if out.Problems == nil {

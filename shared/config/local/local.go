@@ -93,7 +93,7 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, erro
 		ID: id, Root: root, Store: st, Text: text, Catalogs: tools.LiveCatalog{C: cat},
 		Status: func() tools.IndexStatus {
 			s := ix.Status()
-			return tools.IndexStatus{State: s.State, Done: s.Done, Total: s.Total, Notes: s.Notes, Problems: s.Problems}
+			return tools.IndexStatus{State: s.State, Done: s.Done, Total: s.Total, Notes: s.Notes, Problems: s.Problems, Pending: s.Pending}
 		},
 		Ready: ix.Ready, IndexWait: indexWait(c.IndexWait),
 		ImmutablePaths: c.ImmutablePaths, MaxNoteBytes: c.MaxNoteBytes, MaxAttachmentBytes: c.MaxAttachmentBytes,
