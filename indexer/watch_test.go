@@ -9,10 +9,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
+
 	"github.com/sheaf-dev/sheaf/shared/vault"
+	"github.com/sheaf-dev/sheaf/shared/vault/vaultgen"
 )
 
 // watching starts ix.Watch on dir after a first Sync, and stops it at
@@ -304,4 +308,55 @@ func TestWatchRenamedFolderStaysWatched(t *testing.T) {
 		write(t, f.dir, to+"/later.md", "# written after the rename was indexed\n")
 		converged(t, f.ix.Catalog, f.dir, 5*time.Second)
 	}
+}
+
+// BenchmarkReconcileWalk10k times one reconcile walk of the watcher over
+// an indexed 10k-note vault where nothing changed (the vault in /dev/shm
+// when possible; SHEAF_BENCH_VAULT uses another): the cost the periodic
+// walk adds, once per ReconcileEvery or 20 walks' time.
+func BenchmarkReconcileWalk10k(b *testing.B) {
+	dir := os.Getenv("SHEAF_BENCH_VAULT")
+	if dir == "" {
+		base := ""
+		if _, err := os.Stat("/dev/shm"); err == nil {
+			base = "/dev/shm"
+		}
+		tmp, err := os.MkdirTemp(base, "sheaf-walk-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer os.RemoveAll(tmp)
+		dir = filepath.Join(tmp, "v")
+		if _, err := vaultgen.Generate(dir, vaultgen.Options{Notes: 10000, Seed: 1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	st, text := openLocal(b, dir)
+	ix := &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text}
+	ctx := context.Background()
+	if _, err := ix.Sync(ctx, nil); err != nil {
+		b.Fatal(err)
+	}
+	fw, err := fsnotify.NewBufferedWatcher(4096)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fw.Close()
+	w := &watcher{ix: ix, root: dir, fw: fw, wake: make(chan struct{}, 1), bad: map[string]string{}}
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	b.ResetTimer()
+	start := cpu()
+	for range b.N {
+		if w.reconcile(ctx) {
+			b.Fatal("a walk over an unchanged vault applied something")
+		}
+	}
+	// CPU time, not wall time: on a shared machine the wall time also
+	// counts other processes' turns.
+	b.ReportMetric(float64((cpu()-start).Milliseconds())/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(ix.Catalog.Len()), "notes")
 }
