@@ -44,6 +44,7 @@ reconcile starts, so no event is lost meanwhile.`,
 			return err
 		}
 		defer cl.Close()
+		checkConditionalWrites(ctx, cl.Store, log)
 		cl.Indexer.WebhookToken = *webhookToken
 		if err := cl.LoadCatalog(ctx); err != nil { // before any event is applied
 			return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sheaf-dev/sheaf/shared/config"
 	"github.com/sheaf-dev/sheaf/shared/config/local"
+	"github.com/sheaf-dev/sheaf/shared/store/s3"
 	"github.com/sheaf-dev/sheaf/shared/tools"
 )
 
@@ -90,6 +91,7 @@ func openVault(ctx context.Context, cfg *config.Config, log *slog.Logger) (*tool
 		if err != nil {
 			return nil, nil, err
 		}
+		checkConditionalWrites(ctx, cl.Store, log)
 		return cl.Vault, cl.Close, nil
 	}
 	l, err := local.Open(ctx, cfg, log)
@@ -98,6 +100,19 @@ func openVault(ctx context.Context, cfg *config.Config, log *slog.Logger) (*tool
 	}
 	l.Start(ctx, cfg.NoWatch)
 	return l.Vault, l.Close, nil
+}
+
+// checkConditionalWrites says at start when the bucket's server ignores
+// conditional writes, on which every compare-and-swap write and every
+// conditional delete rests (a Lambda handler, which makes no request at
+// init, does not check).
+func checkConditionalWrites(ctx context.Context, st *s3.Store, log *slog.Logger) {
+	switch err := st.CheckConditionalWrites(ctx); {
+	case errors.Is(err, s3.ErrNoConditionalWrites):
+		log.Error("this S3 server does not honour conditional writes: two writers of one note can overwrite each other, and a delete can remove a write made meanwhile; use a server that does (AWS S3, versitygw, MinIO)", "err", err)
+	case err != nil:
+		log.Warn("could not check that the S3 server honours conditional writes", "err", err)
+	}
 }
 
 // httpAuth wires who may call the HTTP endpoint. Beyond loopback a

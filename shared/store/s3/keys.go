@@ -47,6 +47,9 @@ func (s *Store) walk(ctx context.Context, prefix string, file func(string, types
 	for _, root := range roots {
 		err := s.listKeys(ctx, root, "", func(key string, o types.Object) error {
 			name, marker := strings.CutSuffix(key, "/")
+			if !marker && listedTombstone(aws.ToInt64(o.Size), etag(o.ETag)) {
+				return nil // a delete in progress (see tombstone.go)
+			}
 			p, ok := s.Path(name)
 			if !ok {
 				return nil

@@ -125,6 +125,9 @@ func (s *Store) head(ctx context.Context, key, p string) (store.Object, error) {
 		}
 		return store.Object{}, err
 	}
+	if isTombstone(out.Metadata) {
+		return store.Object{}, fmt.Errorf("s3: stat %q: deleted: %w", p, store.ErrNotFound)
+	}
 	return store.Object{
 		Path:     p,
 		Size:     aws.ToInt64(out.ContentLength),
@@ -177,6 +180,9 @@ func (s *Store) get(ctx context.Context, key, p string, max int64) ([]byte, stor
 		return nil, store.Object{}, s.wrap(ctx, "get", p, err)
 	}
 	defer out.Body.Close()
+	if isTombstone(out.Metadata) {
+		return nil, store.Object{}, fmt.Errorf("s3: get %q: deleted: %w", p, store.ErrNotFound)
+	}
 	size := aws.ToInt64(out.ContentLength)
 	if total, ok := rangeTotal(aws.ToString(out.ContentRange)); ok {
 		size = total
@@ -248,6 +254,9 @@ func (s *Store) getRange(ctx context.Context, key, p string, off, n int64) ([]by
 		return nil, store.Object{}, s.wrap(ctx, "get", p, err)
 	}
 	defer out.Body.Close()
+	if isTombstone(out.Metadata) {
+		return nil, store.Object{}, fmt.Errorf("s3: get %q: deleted: %w", p, store.ErrNotFound)
+	}
 	size := aws.ToInt64(out.ContentLength)
 	total, ranged := rangeTotal(aws.ToString(out.ContentRange))
 	if !ranged {
@@ -320,6 +329,12 @@ func (s *Store) Put(ctx context.Context, path string, data []byte, opts store.Pu
 		in.IfNoneMatch = aws.String("*")
 	}
 	out, err := s.client.PutObject(ctx, in)
+	if err != nil && opts.IfNoneMatch && opts.IfMatch == "" && status(err) == http.StatusPreconditionFailed {
+		// A tombstone left behind by a delete is no object: replace it.
+		if o, ok, rerr := s.replaceTombstone(ctx, in); ok {
+			out, err = o, rerr
+		}
+	}
 	if err != nil {
 		err = s.wrap(ctx, "put", p, err)
 		if opts.IfMatch != "" && errors.Is(err, store.ErrNotFound) {
@@ -352,9 +367,11 @@ func responseDate(md middleware.Metadata) time.Time {
 
 // Delete removes the object; every spelling of its key when ifMatch is "".
 // With ifMatch it HEADs the object (ErrNotFound when missing, ErrConflict
-// when the ETag differs) and then sends DELETE with If-Match, which closes
-// the race on servers that honour it (AWS S3, versitygw); on a server that
-// ignores If-Match on DELETE, a write between the HEAD and the DELETE is lost.
+// when the ETag differs), then replaces that version by a tombstone with a
+// conditional PUT and deletes the tombstone (see tombstone.go): a write
+// racing the delete either wins (the delete fails with ErrConflict) or
+// fails, on every server whose conditional PUTs are atomic, even where a
+// DELETE's If-Match is not.
 func (s *Store) Delete(ctx context.Context, path string, ifMatch string) error {
 	p, err := clean(ctx, path)
 	if err != nil {
@@ -397,19 +414,7 @@ func (s *Store) Delete(ctx context.Context, path string, ifMatch string) error {
 	if cur.ETag != ifMatch {
 		return fmt.Errorf("s3: delete %q: ETag %q, want %q: %w", p, cur.ETag, ifMatch, store.ErrConflict)
 	}
-	_, err = s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: &key, IfMatch: aws.String(quote(ifMatch))})
-	if err != nil {
-		return s.wrap(ctx, "delete", p, err)
-	}
-	// Some S3-compatible servers (versitygw 1.8) check a delete's If-Match
-	// outside their write lock: a racing conditional overwrite can then win
-	// while the delete still answers 204. Whatever is at the key now was
-	// written by someone else: report the conflict rather than a delete
-	// that did not happen.
-	if now, err := s.head(ctx, key, p); err == nil {
-		return fmt.Errorf("s3: delete %q: written again meanwhile (ETag %q): %w", p, now.ETag, store.ErrConflict)
-	}
-	return nil
+	return s.deleteIfMatch(ctx, key, p, ifMatch)
 }
 
 // MakeFolder creates an empty folder: a marker object named path + "/".

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -33,24 +32,12 @@ func newBucket(t testing.TB, srv *s3test.Server) string {
 	return name
 }
 
-// knownGaps are the conformance tests versitygw fails, skipped unless
-// SHEAF_TEST_S3_STRICT is set (for a run against AWS S3, which passes them).
-func knownGaps() []storetest.Option {
-	if os.Getenv("SHEAF_TEST_S3_STRICT") != "" {
-		return nil
-	}
-	return []storetest.Option{storetest.Skip("PutDeleteRace",
-		"versitygw 1.8 checks a DELETE's If-Match outside the lock its PUTs take: "+
-			"a conditional overwrite racing a conditional delete of the same version is "+
-			"lost about once in a thousand tight races (SHEAF_TEST_S3_STRICT=1 runs it)")}
-}
-
 func TestConformance(t *testing.T) {
 	srv := s3test.Start(t, s3test.Options{})
 	t.Run("New", func(t *testing.T) {
 		storetest.Run(t, func(t *testing.T) store.Store {
 			return New(srv.Client(t), newBucket(t, srv), "")
-		}, knownGaps()...)
+		})
 	})
 	// Open goes through ParseURL and the checksum settings for
 	// S3-compatible endpoints.
@@ -66,7 +53,7 @@ func TestConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 			return s
-		}, knownGaps()...)
+		})
 	})
 }
 

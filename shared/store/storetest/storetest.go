@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -600,10 +602,19 @@ func testCanceled(t *testing.T, s store.Store) {
 // delete of the same version: exactly one may win, and what is left must
 // say which (the new content, or nothing). A store that checks a delete's
 // condition outside its write lock loses the overwrite while reporting it
-// done.
+// done. SHEAF_TEST_RACE_ROUNDS sets the rounds (default 200; the issue's
+// check is 1,000).
 func testPutDeleteRace(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	const rounds = 200
+	rounds := 200
+	if v := os.Getenv("SHEAF_TEST_RACE_ROUNDS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			t.Fatalf("SHEAF_TEST_RACE_ROUNDS=%q: want a positive number", v)
+		}
+		rounds = n
+	}
+	lost, puts := 0, 0
 	for round := range rounds {
 		obj := put(t, s, "race.md", []byte(fmt.Sprintf("v0-%d", round)))
 		var wg sync.WaitGroup
@@ -627,13 +638,18 @@ func testPutDeleteRace(t *testing.T, s store.Store) {
 		data, _, err := s.Get(ctx, "race.md", 0)
 		switch {
 		case putErr == nil && delErr == nil:
-			t.Fatalf("round %d: both the overwrite and the delete of one version succeeded (left: %q, %v)", round, data, err)
+			lost++
+			t.Errorf("round %d: both the overwrite and the delete of one version succeeded: an acknowledged write is gone (left: %q, %v)", round, data, err)
 		case putErr != nil && delErr != nil:
 			t.Fatalf("round %d: neither succeeded: %v; %v", round, putErr, delErr)
 		case putErr == nil && string(data) != "overwritten":
-			t.Fatalf("round %d: the overwrite won but left %q (%v)", round, data, err)
+			lost++
+			t.Errorf("round %d: the overwrite won but left %q (%v)", round, data, err)
 		case delErr == nil && !errors.Is(err, store.ErrNotFound):
 			t.Fatalf("round %d: the delete won but left %q (%v)", round, data, err)
+		case putErr == nil:
+			puts++
 		}
 	}
+	t.Logf("%d rounds: the overwrite won %d, the delete %d; acknowledged writes lost: %d", rounds, puts, rounds-puts-lost, lost)
 }
