@@ -32,7 +32,10 @@ func (e *PathError) Unwrap() error { return ErrPathInvalid }
 // vault-relative, slash-separated form of p, or an error wrapping
 // ErrPathInvalid that says why p was refused.
 //
-// Refused: the empty path, invalid UTF-8, control characters, backslashes,
+// Refused: the empty path, invalid UTF-8, U+FFFD (the replacement character
+// a decoder puts where it lost one: a lone surrogate escape such as
+// "\ud83d" in JSON, bytes of another encoding; the path would not be the
+// one the client meant), control characters, backslashes,
 // absolute paths (leading '/', "//host", drive letters such as "C:"), "." and
 // ".." segments (and their %2e spellings), empty segments, a trailing '/',
 // segments over MaxSegment bytes and paths over MaxPath bytes. One leading
@@ -75,6 +78,8 @@ func clean(p, orig string) (string, error) {
 			return bad("contains a backslash")
 		case unicode.IsControl(r):
 			return bad("contains a control character")
+		case r == utf8.RuneError:
+			return bad("contains U+FFFD, the replacement character: a character was lost on the way (a lone surrogate escape such as \\ud83d in JSON, or text in another encoding); send the path as valid UTF-8")
 		}
 	}
 	if strings.HasPrefix(p, "./") {

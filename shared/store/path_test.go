@@ -43,6 +43,8 @@ func TestCleanPathAccepts(t *testing.T) {
 func TestCleanPathRejects(t *testing.T) {
 	tests := []string{
 		"",
+		"Home\ufffd.md", // what encoding/json makes of "Home\ud83d.md"
+		"\ufffd/a.md",
 		"\xff.md",
 		"a/\xc3",
 		"a\x00b",
@@ -128,7 +130,7 @@ func FuzzCleanPath(f *testing.F) {
 	for _, s := range []string{
 		"a.md", "./a/b.md", "../x", "a/../b", "/etc/passwd", "C:/x", "a\\b",
 		"a\x00b", "Cafe\u0301.md", "%2e%2e/x", "a//b", "a/", "\u212a", "🌱/x.md",
-		"\xff", ".//x", "./", "\u0387.md",
+		"\xff", ".//x", "./", "\u0387.md", "Home\ufffd.md",
 	} {
 		f.Add(s)
 	}
@@ -155,6 +157,8 @@ func checkClean(t *testing.T, in, got string) {
 	switch {
 	case got == "":
 		t.Fatalf("CleanPath(%q) accepted an empty result", in)
+	case strings.ContainsRune(got, utf8.RuneError):
+		t.Fatalf("CleanPath(%q) = %q keeps U+FFFD", in, got)
 	case !utf8.ValidString(got):
 		t.Fatalf("CleanPath(%q) = %q: invalid UTF-8", in, got)
 	case !norm.NFC.IsNormalString(got):

@@ -64,11 +64,17 @@ type Result struct {
 // decoded into out when out is non-nil.
 func (c *Client) Call(name string, args map[string]any, out any) Result {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
 	if args == nil {
 		args = map[string]any{}
 	}
+	return c.call(name, args, out)
+}
+
+// call is Call with arguments of any JSON form.
+func (c *Client) call(name string, args any, out any) Result {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
 	res, err := c.S.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		c.t.Fatalf("%s(%v): protocol error: %v", name, args, err)
@@ -113,6 +119,16 @@ func (c *Client) Call(name string, args map[string]any, out any) Result {
 		}
 	}
 	return r
+}
+
+// CallRaw calls a tool with arguments given as raw JSON, sent as they
+// are (escapes included), and returns its outcome like Call.
+func (c *Client) CallRaw(name, args string) Result {
+	c.t.Helper()
+	if !json.Valid([]byte(args)) {
+		c.t.Fatalf("CallRaw(%s): not JSON: %s", name, args)
+	}
+	return c.call(name, json.RawMessage(args), nil)
 }
 
 // MustOK calls a tool and fails the test on a tool error.

@@ -25,6 +25,7 @@ func Run(t *testing.T, connect Connect) {
 	t.Run("ToolsList", func(t *testing.T) { testToolsList(t, c) })
 	t.Run("ArgsInvalid", func(t *testing.T) { testArgsInvalid(t, c) })
 	t.Run("PathInvalid", func(t *testing.T) { testPathInvalid(t, c) })
+	t.Run("LoneSurrogate", func(t *testing.T) { testLoneSurrogate(t, c) })
 	t.Run("VaultInfo", func(t *testing.T) { testVaultInfo(t, c) })
 	t.Run("ListNotes", func(t *testing.T) { testListNotes(t, c) })
 	t.Run("ReadNote", func(t *testing.T) { testReadNote(t, c) })
@@ -149,6 +150,39 @@ func humanMessage(t *testing.T, tool string, r Result, arg string) {
 var traversals = []string{
 	"../outside.md", "/etc/passwd", "a/../../b.md", `a\..\b.md`, "a\x00b.md",
 	"C:/Windows/win.ini", "//server/share.md", "Projects/../../x.md",
+	"Home\uFFFD.md", // a lost character: what a lone surrogate escape decodes to
+}
+
+// testLoneSurrogate: a path argument sent with a lone surrogate escape
+// (raw JSON "Home\ud83d.md", which JSON decoders turn into U+FFFD) is not
+// the path the client meant: refused, and no note of the mangled name is
+// made.
+func testLoneSurrogate(t *testing.T, c *Client) {
+	for _, raw := range []string{
+		`{"path": "Surrogate\ud83d probe.md", "content": "x"}`,
+		`{"path": "Surrogate\udc00 probe.md", "content": "x"}`,
+		`{"path": "Surrogate\ud83d\ud83d probe.md", "content": "x"}`,
+	} {
+		r := c.CallRaw("write_note", raw)
+		if !r.IsError || r.Kind != "path-invalid" {
+			t.Errorf("write_note(%s): %v %q (%s), want path-invalid", raw, r.IsError, r.Kind, r.Message)
+		}
+	}
+	if r := c.CallRaw("read_note", `{"path": "Surrogate\ud83d probe.md"}`); r.Kind != "path-invalid" {
+		t.Errorf("read_note of a lone surrogate: %q (%s), want path-invalid", r.Kind, r.Message)
+	}
+	var list struct {
+		Total int `json:"total"`
+	}
+	c.MustOK("list_notes", map[string]any{"path_prefix": "Surrogate"}, &list)
+	if list.Total != 0 {
+		t.Errorf("%d notes named Surrogate… exist after refused writes", list.Total)
+	}
+	// A surrogate pair is a character like any other.
+	r := c.CallRaw("read_note", `{"path": "Surrogate\ud83c\udf31 pair.md"}`)
+	if r.Kind != "note-not-found" {
+		t.Errorf("read_note of a valid surrogate pair: %q (%s), want note-not-found", r.Kind, r.Message)
+	}
 }
 
 func testPathInvalid(t *testing.T, c *Client) {
