@@ -38,13 +38,16 @@ vet:
 	@test -z "$$(gofmt -l . | grep -v '^infra/smoke/node_modules' )" || { gofmt -l .; echo "gofmt needed"; exit 1; }
 	$(GO) vet ./...
 
+# go test -json through infra/testsummary: the usual output, then every
+# skipped test with its reason; under CI a skip .ci/skips does not explain
+# fails the run.
 unit:
-	$(GO) test -count=1 -timeout 20m ./...
-	$(GO) test -count=1 -tags sheaf_noqdrant ./shared/config/...
+	$(GO) test -json -count=1 -timeout 20m ./... | $(GO) run ./infra/testsummary -allow .ci/skips
+	$(GO) test -json -count=1 -tags sheaf_noqdrant ./shared/config/... | $(GO) run ./infra/testsummary -allow .ci/skips
 
 # The race detector over the concurrent parts (indexer, catalog, stores, tools).
 race:
-	$(GO) test -race -short -count=1 -timeout 15m ./indexer/ ./shared/vault/ ./shared/store/... ./shared/tools/ ./shared/textindex/... ./shared/vectors/... ./shared/embed/ ./shared/auth/... ./shared/llm/... ./functions/internal/...
+	$(GO) test -json -race -short -count=1 -timeout 15m ./indexer/ ./shared/vault/ ./shared/store/... ./shared/tools/ ./shared/textindex/... ./shared/vectors/... ./shared/embed/ ./shared/auth/... ./shared/llm/... ./functions/internal/... | $(GO) run ./infra/testsummary -allow .ci/skips
 
 smoke: build
 	@test -d infra/smoke/node_modules || npm --prefix infra/smoke install --no-audit --no-fund --loglevel=error

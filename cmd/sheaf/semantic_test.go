@@ -3,97 +3,33 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/sheaf-dev/sheaf/shared/embed"
+	"github.com/sheaf-dev/sheaf/shared/embed/embedtest"
 	"github.com/sheaf-dev/sheaf/shared/tools"
 	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
 )
 
-// fakeEmbeddings serves an OpenAI-compatible /v1/embeddings with
-// embed.NewFake vectors on 127.0.0.1, and counts the texts it embedded.
-type fakeEmbeddings struct {
-	URL   string
-	texts atomic.Int64
-}
-
-func startFakeEmbeddings(t testing.TB) *fakeEmbeddings {
-	t.Helper()
-	f := &fakeEmbeddings{}
-	model := embed.NewFake(64)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/embeddings") {
-			http.NotFound(w, r)
-			return
-		}
-		var req struct {
-			Input json.RawMessage `json:"input"`
-			Model string          `json:"model"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		var texts []string
-		if err := json.Unmarshal(req.Input, &texts); err != nil {
-			var one string
-			if err := json.Unmarshal(req.Input, &one); err != nil {
-				http.Error(w, "input must be a string or a list of strings", http.StatusBadRequest)
-				return
-			}
-			texts = []string{one}
-		}
-		vecs, err := model.Embed(r.Context(), texts)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		f.texts.Add(int64(len(texts)))
-		type datum struct {
-			Object    string    `json:"object"`
-			Index     int       `json:"index"`
-			Embedding []float32 `json:"embedding"`
-		}
-		data := make([]datum, len(vecs))
-		for i, v := range vecs {
-			data[i] = datum{Object: "embedding", Index: i, Embedding: v}
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "model": req.Model, "data": data,
-			"usage": map[string]int{"prompt_tokens": 0, "total_tokens": 0}})
-	}))
-	t.Cleanup(srv.Close)
-	f.URL = srv.URL + "/v1"
-	return f
-}
-
-func (f *fakeEmbeddings) flags() []string {
-	return []string{"--embed-base-url", f.URL, "--embed-model", "fake-hash-64"}
-}
-
 func TestSemanticConformanceStdio(t *testing.T) {
 	vault := sampleVault(t)
-	emb := startFakeEmbeddings(t)
-	toolstest.Run(t, func(t *testing.T) *mcp.ClientSession { return stdioSession(t, vault, emb.flags()...) })
-	if emb.texts.Load() == 0 {
+	emb := embedtest.Start(t)
+	toolstest.Run(t, func(t *testing.T) *mcp.ClientSession { return stdioSession(t, vault, emb.Flags()...) })
+	if emb.Texts() == 0 {
 		t.Error("the server never called the embeddings provider")
 	}
 }
 
 func TestPaidToolsRateLimitedOverStdio(t *testing.T) {
 	vault := sampleVault(t)
-	emb := startFakeEmbeddings(t)
-	c := toolstest.NewClient(t, stdioSession(t, vault, emb.flags()...))
+	emb := embedtest.Start(t)
+	c := toolstest.NewClient(t, stdioSession(t, vault, emb.Flags()...))
 	c.WaitIndexed()
 	for i := range tools.PaidCallsPerMinute {
 		if r := c.Call("reindex_embeddings", nil, nil); r.IsError {
@@ -110,7 +46,7 @@ func TestPaidToolsRateLimitedOverStdio(t *testing.T) {
 
 func TestEmbedAndRelatedCommands(t *testing.T) {
 	vault := sampleVault(t)
-	emb := startFakeEmbeddings(t)
+	emb := embedtest.Start(t)
 	run := func(args ...string) (string, error) {
 		cmd := exec.CommandContext(context.Background(), bin, args...)
 		cmd.Stderr = os.Stderr
@@ -118,23 +54,23 @@ func TestEmbedAndRelatedCommands(t *testing.T) {
 		return string(out), err
 	}
 	var counts tools.ReindexOut
-	out, err := run(append([]string{"embed", vault}, emb.flags()...)...)
+	out, err := run(append([]string{"embed", vault}, emb.Flags()...)...)
 	if err != nil || json.Unmarshal([]byte(out), &counts) != nil {
 		t.Fatalf("sheaf embed: %v\n%s", err, out)
 	}
-	if counts.Notes != 43 || counts.Passages != int(emb.texts.Load()) {
-		t.Errorf("sheaf embed: %+v, want 43 notes and every passage sent (%d)", counts, emb.texts.Load())
+	if counts.Notes != 43 || counts.Passages != int(emb.Texts()) {
+		t.Errorf("sheaf embed: %+v, want 43 notes and every passage sent (%d)", counts, emb.Texts())
 	}
 	if _, err := os.Stat(filepath.Join(vault, ".sheaf", "vectors.bin")); err != nil {
 		t.Errorf("vectors not persisted: %v", err)
 	}
-	out, err = run(append([]string{"embed", "--vault", vault}, emb.flags()...)...)
+	out, err = run(append([]string{"embed", "--vault", vault}, emb.Flags()...)...)
 	if err != nil || json.Unmarshal([]byte(out), &counts) != nil || counts.Notes != 0 || counts.Passages != 0 {
 		t.Errorf("a second sheaf embed should reuse the persisted vectors: %v %s", err, out)
 	}
 
 	// sheaf eval scores every configured lane, side by side.
-	out, err = run(append([]string{"eval", vault, "--json"}, emb.flags()...)...)
+	out, err = run(append([]string{"eval", vault, "--json"}, emb.Flags()...)...)
 	var ev struct {
 		Lanes []struct {
 			Mode  string `json:"mode"`
@@ -149,12 +85,12 @@ func TestEmbedAndRelatedCommands(t *testing.T) {
 			t.Errorf("sheaf eval lane %d: %+v, want %s over the sample questions", i, ev.Lanes[i], want)
 		}
 	}
-	if out, err = run(append([]string{"eval", vault}, emb.flags()...)...); err != nil || !strings.Contains(out, "hybrid") || !strings.Contains(out, "semantic") {
+	if out, err = run(append([]string{"eval", vault}, emb.Flags()...)...); err != nil || !strings.Contains(out, "hybrid") || !strings.Contains(out, "semantic") {
 		t.Errorf("sheaf eval table with embeddings: %v\n%s", err, out)
 	}
 
 	const note = "Projects/Garden/Compost.md"
-	out, err = run(append([]string{"related", vault, note, "--json", "--limit", "3"}, emb.flags()...)...)
+	out, err = run(append([]string{"related", vault, note, "--json", "--limit", "3"}, emb.Flags()...)...)
 	var rel struct {
 		Items []struct {
 			Path string `json:"path"`
@@ -168,7 +104,7 @@ func TestEmbedAndRelatedCommands(t *testing.T) {
 			t.Errorf("related lists the note itself: %s", out)
 		}
 	}
-	out, err = run(append([]string{"related", "--vault", vault, note}, emb.flags()...)...)
+	out, err = run(append([]string{"related", "--vault", vault, note}, emb.Flags()...)...)
 	if err != nil || !strings.Contains(out, "1. ") {
 		t.Errorf("sheaf related: %v\n%s", err, out)
 	}

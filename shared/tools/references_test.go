@@ -22,6 +22,7 @@ import (
 
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
+	"github.com/sheaf-dev/sheaf/shared/testbin"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 	"github.com/sheaf-dev/sheaf/shared/vault/vaultgen"
 )
@@ -173,13 +174,16 @@ func grepCounts(t testing.TB, dir, value string, files []string) map[string]int 
 	return out
 }
 
+// requireGrep skips the test without GNU grep, the reference its counts
+// are checked against; under CI, where it is installed, it fails instead.
 func requireGrep(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("grep"); err != nil {
-		t.Skip("grep not installed")
+		testbin.Missing(t, errors.New("grep is not installed (apt-get install grep)"))
+		return
 	}
 	if out, err := exec.Command("grep", "--version").Output(); err != nil || !bytes.Contains(out, []byte("GNU grep")) {
-		t.Skip("needs GNU grep")
+		testbin.Missing(t, errors.New("the grep on PATH is not GNU grep (apt-get install grep; brew install grep on macOS)"))
 	}
 }
 
