@@ -63,8 +63,10 @@ function beside it.`,
 		if err != nil {
 			return err
 		}
+		opts := ha.HTTPOptions(cfg.AllowedOrigins)
+		opts.MaxRequestBytes = requestLimit(cfg)
 		hs := &http.Server{
-			Handler:           tools.HTTPHandler(srv, ha.HTTPOptions(cfg.AllowedOrigins)),
+			Handler:           tools.HTTPHandler(srv, opts),
 			ReadHeaderTimeout: 10 * time.Second,
 		}
 		go func() {
@@ -100,6 +102,15 @@ func openVault(ctx context.Context, cfg *config.Config, log *slog.Logger) (*tool
 	}
 	l.Start(ctx, cfg.NoWatch)
 	return l.Vault, l.Close, nil
+}
+
+// requestLimit is the request body limit: the flag, else what a write of
+// the largest note needs.
+func requestLimit(cfg *config.Config) int64 {
+	if cfg.MaxRequestBytes > 0 {
+		return cfg.MaxRequestBytes
+	}
+	return tools.MaxRequestBytesFor(cfg.MaxNoteBytes)
 }
 
 // checkConditionalWrites says at start when the bucket's server ignores

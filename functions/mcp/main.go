@@ -31,12 +31,12 @@ const lambdaMaxResponseBytes = 4 << 20
 var version = "dev"
 
 func main() {
-	h, cats, err := newHandler(context.Background())
+	h, cats, limit, err := newHandler(context.Background())
 	if err != nil {
 		fnenv.Logger("error").Error("sheaf mcp function: init", "err", err)
 		os.Exit(1)
 	}
-	lambda.Start(invoker{http: lambdahttp.Handler{H: h}, cats: cats}.Invoke)
+	lambda.Start(invoker{http: lambdahttp.Handler{H: h, MaxBodyBytes: limit}, cats: cats}.Invoke)
 }
 
 // invoker answers the function's events: HTTP ones through the MCP
@@ -81,35 +81,40 @@ func (in invoker) warmUp(ctx context.Context) (warmed, error) {
 
 // newHandler wires the vault and returns the MCP endpoint (/mcp, /healthz
 // and, with OAuth, the protected resource metadata), and the vault's
-// catalogs. The endpoint is
+// catalogs, and the request body limit it enforces. The endpoint is
 // public, so every request needs a credential: an API key from the keys
 // file (the bucket's .sheaf/keys.json by default, or SHEAF_KEYS), an OAuth
 // access token (SHEAF_OAUTH_ISSUER and SHEAF_OAUTH_AUDIENCE) or the shared
 // SHEAF_TOKEN. Nothing is fetched before the first request.
-func newHandler(ctx context.Context) (http.Handler, tools.Catalogs, error) {
+func newHandler(ctx context.Context) (http.Handler, tools.Catalogs, int64, error) {
 	cfg, cl, log, err := fnenv.OpenCloud(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	ha, err := config.OpenAuth(ctx, cfg, cl.Vault.Store, true)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	if ha.Auth.Keys == nil && ha.Auth.Token == "" && ha.Auth.OAuth == nil {
-		return nil, nil, errors.New("SHEAF_KEYS=none without SHEAF_TOKEN or SHEAF_OAUTH_ISSUER: nobody could call the function")
+		return nil, nil, 0, errors.New("SHEAF_KEYS=none without SHEAF_TOKEN or SHEAF_OAUTH_ISSUER: nobody could call the function")
 	}
 	if ha.Auth.Token == "" && ha.Auth.OAuth == nil && cfg.Keys == "" {
 		log.Info("only API keys from the bucket's keys file are accepted", "keys", auth.KeysPath)
 	}
 	s, err := tools.NewServer(cl.Vault)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	// Lambda returns at most 6 MB: keep every answer well under it.
 	s.MaxResponseBytes = min(cfg.MaxResponseBytes, lambdaMaxResponseBytes)
 	srv, err := s.MCPServer(version, cfg.Profile)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
-	return tools.HTTPHandler(srv, ha.HTTPOptions(cfg.AllowedOrigins)), cl.Vault.Catalogs, nil
+	opts := ha.HTTPOptions(cfg.AllowedOrigins)
+	opts.MaxRequestBytes = cfg.MaxRequestBytes
+	if opts.MaxRequestBytes <= 0 {
+		opts.MaxRequestBytes = tools.MaxRequestBytesFor(cfg.MaxNoteBytes)
+	}
+	return tools.HTTPHandler(srv, opts), cl.Vault.Catalogs, opts.MaxRequestBytes, nil
 }

@@ -161,6 +161,27 @@ async function runChecks(transportName, client) {
       `stale overwrite: ${JSON.stringify([stale.kind, stale.current_hash])}`);
     return `content_hash=${w.structuredContent.content_hash.slice(0, 12)}…`;
   });
+
+  // A call the client cancels (its signal aborts: the SDK sends
+  // notifications/cancelled) must leave the session working.
+  await check(`[${transportName}] cancel a long await_directives, then call again`, async () => {
+    const started = Date.now();
+    let aborted = false;
+    try {
+      await client.callTool({ name: "await_directives", arguments: { cursor: 1, timeout_ms: 20000 } }, undefined,
+        { signal: AbortSignal.timeout(300) });
+    } catch (err) {
+      aborted = true;
+    }
+    assert(aborted, "the cancelled await_directives did not fail");
+    const took = Date.now() - started;
+    assert(took < 5000, `the cancelled call took ${took} ms to return`);
+    for (let i = 0; i < 2; i++) {
+      const res = await callTool(client, "get_vault_info", {});
+      assert(!res.isError && res.structuredContent?.noteCount > 0, `call ${i + 1} after the cancel: ${JSON.stringify(res).slice(0, 200)}`);
+    }
+    return `returned after ${took} ms; the session still answers`;
+  });
 }
 
 // withClient connects a fresh client over transport, runs the checks and

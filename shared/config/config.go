@@ -34,6 +34,7 @@ type Config struct {
 	MaxNoteBytes       int64         // largest note indexed or read
 	CursorKey          string        // HMAC key of search_and_read cursors
 	MaxResponseBytes   int           // response budget of one tool result, both copies counted
+	MaxRequestBytes    int64         // largest HTTP request body; 0: what a write of the largest note needs
 	IndexWait          time.Duration // how long a call waits for a running index pass
 	NoWatch            bool          // do not follow file changes
 	LogLevel           string        // debug, info, warn, error
@@ -75,6 +76,7 @@ func (c *Config) Flags(fs *pflag.FlagSet) {
 	fs.Int64Var(&c.MaxNoteBytes, "max-note-bytes", 16<<20, "largest note indexed (bigger ones are listed as problems; read_note still reads them, by pages)")
 	fs.StringVar(&c.CursorKey, "cursor-key", "", "key that signs search_and_read cursors, at least 16 bytes (default: a key created once in <vault>/.sheaf/keys/)")
 	fs.IntVar(&c.MaxResponseBytes, "max-response-bytes", 1<<20, "largest tool result in serialized bytes (structuredContent and its text copy together); longer answers page (read_note, read_attachment) or are cut with partial/clipped and next_offset; at most 8 MiB (the TypeScript SDK client buffers at most 10 MiB)")
+	fs.Int64Var(&c.MaxRequestBytes, "max-request-bytes", 0, "largest HTTP request body; bigger ones are answered 413 before they are read (0: 2 x --max-note-bytes + 1 MiB, what a write of the largest note needs)")
 	fs.DurationVar(&c.IndexWait, "index-wait", 5*time.Second, "how long a tool call arriving during an index pass waits for it before answering from what is indexed so far (marked partial); 0: do not wait")
 	fs.BoolVar(&c.NoWatch, "no-watch", false, "do not follow changes to the vault folder")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")

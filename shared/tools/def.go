@@ -107,7 +107,11 @@ func define[In, Out any](name, title, description string, h hints, fn func(ctx c
 		out, err := fn(ctx, in)
 		if err != nil {
 			te := toError(err)
-			if te.Kind == KindInternal {
+			switch {
+			case te.Kind == KindInternal && ctx.Err() != nil:
+				// The caller cancelled the call or went away: no bug.
+				slog.Debug("tool call ended by its caller", "tool", name, "err", err)
+			case te.Kind == KindInternal:
 				slog.Error("tool failed", "tool", name, "err", err)
 			}
 			return errorResult(te), nil

@@ -14,6 +14,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
@@ -45,6 +46,11 @@ type HTTPOptions struct {
 	// 401's WWW-Authenticate.
 	Resource       ProtectedResource
 	AllowedOrigins []string // browser origins allowed besides loopback ones
+	// MaxRequestBytes bounds a request body (0: DefaultMaxRequestBytes);
+	// BodyTimeout is how long one may take to start arriving (0:
+	// DefaultBodyTimeout). See bodyLimiter.
+	MaxRequestBytes int64
+	BodyTimeout     time.Duration
 }
 
 // ProtectedResource is what the transport needs of an OAuth resource
@@ -59,8 +65,10 @@ type ProtectedResource interface {
 // HTTPHandler serves srv over stateless streamable HTTP (buffered JSON
 // responses): the caller is authenticated before the MCP layer (a 401 with
 // WWW-Authenticate and no reason for any credential not accepted), browser
-// Origins are validated against DNS rebinding, and tool errors carry their
-// kind at the top level. GET /healthz and the protected resource metadata
+// Origins are validated against DNS rebinding, request bodies are bounded
+// (see bodyLimiter), notifications are accepted and notifications/cancelled
+// honoured (see rpcRouter), and tool errors carry their kind at the top
+// level. GET /healthz and the protected resource metadata
 // answer without a credential.
 func HTTPHandler(srv *server.MCPServer, o HTTPOptions) http.Handler {
 	if o.Path == "" {
@@ -79,7 +87,8 @@ func HTTPHandler(srv *server.MCPServer, o HTTPOptions) http.Handler {
 		}),
 	)
 	mux := http.NewServeMux()
-	mux.Handle(o.Path, checkOrigin(o.AllowedOrigins, authenticate(a, o.Resource, liftHTTP(mcpHandler))))
+	calls := rpcRouter(newBodyLimiter(o.MaxRequestBytes, o.BodyTimeout), &inflight{}, liftHTTP(mcpHandler))
+	mux.Handle(o.Path, checkOrigin(o.AllowedOrigins, authenticate(a, o.Resource, calls)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"ok":true}`)

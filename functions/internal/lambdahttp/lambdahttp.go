@@ -33,6 +33,10 @@ var ErrNotHTTP = errors.New("lambdahttp: not an API Gateway or Function URL even
 // what lambda.Start takes.
 type Handler struct {
 	H http.Handler
+	// MaxBodyBytes, when positive, bounds a request's body: a bigger one
+	// is answered 413 before it is decoded or reaches H, as the HTTP
+	// server does (see tools.HTTPOptions.MaxRequestBytes).
+	MaxBodyBytes int64
 }
 
 // event is the union of the fields used from payload 1.0 and 2.0 events.
@@ -110,6 +114,12 @@ func (h Handler) Invoke(ctx context.Context, raw json.RawMessage) (any, error) {
 		return nil, ErrNotHTTP
 	}
 	rec := newRecorder()
+	if h.MaxBodyBytes > 0 && bodySize(&e) > h.MaxBodyBytes {
+		rec.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		rec.WriteHeader(http.StatusRequestEntityTooLarge)
+		_, _ = fmt.Fprintf(rec, "Content Too Large: requests are limited to %d bytes\n", h.MaxBodyBytes)
+		return rec.response(v2), nil
+	}
 	r, err := e.request(ctx, v2)
 	if fieldErr != nil {
 		err = fmt.Errorf("field %s: %s where %s was expected", typeErr.Field, typeErr.Value, typeErr.Type)
@@ -122,6 +132,15 @@ func (h Handler) Invoke(ctx context.Context, raw json.RawMessage) (any, error) {
 		h.H.ServeHTTP(rec, r)
 	}
 	return rec.response(v2), nil
+}
+
+// bodySize is the size of the event's body once decoded, without decoding
+// it.
+func bodySize(e *event) int64 {
+	if e.IsBase64Encoded {
+		return int64(base64.StdEncoding.DecodedLen(len(e.Body)))
+	}
+	return int64(len(e.Body))
 }
 
 // request builds the http.Request an event describes.

@@ -225,3 +225,38 @@ func FuzzInvoke(f *testing.F) {
 		}
 	})
 }
+
+// TestBodyTooLarge: a body over MaxBodyBytes is answered 413 before the
+// handler runs (or the body is decoded); one at the limit reaches it.
+func TestBodyTooLarge(t *testing.T) {
+	reached := 0
+	h := Handler{MaxBodyBytes: 1000, H: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { reached++ })}
+	event := func(body string, b64 bool) json.RawMessage {
+		ev, _ := json.Marshal(map[string]any{
+			"version": "2.0", "rawPath": "/mcp", "body": body, "isBase64Encoded": b64,
+			"requestContext": map[string]any{"http": map[string]any{"method": "POST"}},
+		})
+		return ev
+	}
+	for _, c := range []struct {
+		body string
+		b64  bool
+		want int
+	}{
+		{strings.Repeat("x", 1001), false, http.StatusRequestEntityTooLarge},
+		{base64.StdEncoding.EncodeToString(make([]byte, 1003)), true, http.StatusRequestEntityTooLarge},
+		{strings.Repeat("x", 1000), false, http.StatusOK},
+		{base64.StdEncoding.EncodeToString(make([]byte, 999)), true, http.StatusOK},
+	} {
+		res, err := h.Invoke(t.Context(), event(c.body, c.b64))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.(ResponseV2).StatusCode; got != c.want {
+			t.Errorf("body of %d bytes (base64 %v): %d, want %d", len(c.body), c.b64, got, c.want)
+		}
+	}
+	if reached != 2 {
+		t.Errorf("the handler ran %d times, want 2 (only the bodies within the limit)", reached)
+	}
+}
