@@ -19,6 +19,7 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/embed"
 	"github.com/sheaf-dev/sheaf/shared/llm"
+	"github.com/sheaf-dev/sheaf/shared/rank"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -98,6 +99,9 @@ type Vault struct {
 	// is the hosted cross-encoder of answer's rerank (else the LLM reranks).
 	LLM      llm.Chat
 	Reranker llm.Reranker
+	// Ranking tunes the question lane and the fusion (nil: rank.Default,
+	// what ships); the retrieval harness sets it to score other values.
+	Ranking *rank.Params
 
 	// Reindex, when set, indexes what a write tool changed before the tool
 	// returns (read-your-writes); nil leaves it to the change events.
@@ -119,6 +123,14 @@ type Vault struct {
 	// MaxWait caps how long await_directives blocks, for platforms with a
 	// request limit (25 s behind API Gateway); 0: 55 s.
 	MaxWait time.Duration
+}
+
+// ranking returns the vault's ranking parameters.
+func (v *Vault) ranking() rank.Params {
+	if v.Ranking != nil {
+		return *v.Ranking
+	}
+	return rank.Default
 }
 
 func (v *Vault) maxNote() int64 {

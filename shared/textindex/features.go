@@ -1,0 +1,69 @@
+package textindex
+
+// Features are what the question lane measured about one note for one
+// question, each in [0, 1] (see Ask). An adapter that does not measure
+// them leaves them zero and ranks by its own score.
+type Features struct {
+	// Body is the BM25 of the note's text for the question's words,
+	// divided by the most it could be (every word saturated): the
+	// whole-note evidence.
+	Body float64
+	// Passage is the same for the note's best passage, against the
+	// note's own mean passage length: the evidence in one place.
+	Passage float64
+	// Proximity is how close together the best passage holds the
+	// question's words (1: every pair adjacent, in order).
+	Proximity float64
+	// Name, Headings and Meta are the share of the question's weight (the
+	// idf of its words) found in the note's title and aliases, in its
+	// headings, and in its tags, frontmatter keywords and path words.
+	Name, Headings, Meta float64
+	// Matched is that share over the whole note.
+	Matched float64
+	// Anchor is the share of the question's words in the display text of
+	// the links pointing into the note. Set by the caller that knows the
+	// links (rank.Lexical), not by the index.
+	Anchor float64
+}
+
+// Weights combine Features into a note's score (Score). Every weight is
+// chosen by cross-validation over the question sets (docs/retrieval.md).
+type Weights struct {
+	Body, Passage, Proximity, Name, Headings, Meta, Matched float64
+}
+
+// Score is the weighted sum of f.
+func (w Weights) Score(f Features) float64 {
+	return w.Body*f.Body + w.Passage*f.Passage + w.Proximity*f.Proximity +
+		w.Name*f.Name + w.Headings*f.Headings + w.Meta*f.Meta + w.Matched*f.Matched
+}
+
+// Feedback is pseudo-relevance feedback: the Terms most telling words of
+// the first Notes notes of the first-stage BM25 ranking (by frequency in
+// them times idf, not already in the question) are added to the question
+// with Weight times their strength relative to the strongest, and the
+// pool is measured and scored again. Notes 0 turns it off.
+type Feedback struct {
+	Notes, Terms int
+	Weight       float64
+}
+
+// AskOptions tune the question lane of adapters that measure Features.
+// The zero value means DefaultAsk.
+type AskOptions struct {
+	Weights  Weights
+	Feedback Feedback
+	// Pool is how many notes, from the top of the first-stage BM25
+	// ranking, are measured and ranked by Weights (at least the page).
+	Pool int
+}
+
+// IsZero reports whether o is the zero value.
+func (o AskOptions) IsZero() bool { return o == AskOptions{} }
+
+// DefaultAsk is the question lane's tuning, chosen by leave-one-set-out
+// cross-validation over the question sets (docs/retrieval.md).
+var DefaultAsk = AskOptions{
+	Weights: Weights{Body: 1, Passage: 0.1, Proximity: 0.1, Name: 0.3, Headings: 0.1, Meta: 0.1, Matched: 0.2},
+	Pool:    50,
+}
