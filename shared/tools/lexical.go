@@ -24,7 +24,7 @@ func askLexical(ctx context.Context, v *Vault, cat *vault.Catalog, q textindex.Q
 	if err != nil {
 		return textindex.Result{}, err
 	}
-	rank.Lexical(p, q, res.Hits, catalogLinks{cat})
+	res.Hits = rank.Lexical(p, q, res.Hits, catalogLinks{cat})
 	sort.SliceStable(res.Hits, func(i, j int) bool { return res.Hits[i].Score < res.Hits[j].Score })
 	hits := res.Hits[min(offset, len(res.Hits)):]
 	res.Hits = hits[:min(limit, len(hits))]
@@ -52,4 +52,17 @@ func (c catalogLinks) Incoming(path string) (sources int, anchors []string) {
 		}
 	}
 	return len(seen), anchors
+}
+
+func (c catalogLinks) Outgoing(path string) []rank.Anchor {
+	if c.cat == nil {
+		return nil
+	}
+	var out []rank.Anchor
+	for _, l := range c.cat.Outgoing(path) {
+		if l.Path != "" && !l.Attachment && l.Path != path {
+			out = append(out, rank.Anchor{Target: l.Path, Text: l.Display})
+		}
+	}
+	return out
 }

@@ -146,6 +146,7 @@ type setRun struct {
 	lex      [][][]lexCand // per feedback setting (feedbacks), per question
 	vec      [][]laneHit
 	q        []textindex.Question
+	links    catalogLinks
 }
 
 // lexCand is a note of the lexical pool: its index hit and what the
@@ -154,6 +155,7 @@ type lexCand struct {
 	hit     textindex.Hit
 	in      int
 	anchors []string
+	out     []rank.Anchor
 }
 
 func measureSet(t *testing.T, set evalSet, emb embed.Embedder) *setRun {
@@ -177,8 +179,8 @@ func measureSet(t *testing.T, set evalSet, emb embed.Embedder) *setRun {
 		set.qs[i].NoTitleWord = rank.SharesNoTitleWord(q.Question, n.Title)
 	}
 	base := rank.NewBaseline(baselineDocs(t, set.dir, cat))
-	run := &setRun{set: set, f: f}
 	links := catalogLinks{cat}
+	run := &setRun{set: set, f: f, links: links}
 	for _, q := range set.qs {
 		var bp []string
 		for _, h := range base.Rank(q.Question, 10) {
@@ -200,7 +202,7 @@ func measureSet(t *testing.T, set evalSet, emb embed.Embedder) *setRun {
 			var lc []lexCand
 			for _, h := range res.Hits {
 				in, anchors := links.Incoming(h.Path)
-				lc = append(lc, lexCand{hit: h, in: in, anchors: anchors})
+				lc = append(lc, lexCand{hit: h, in: in, anchors: anchors, out: links.Outgoing(h.Path)})
 			}
 			run.lex[fi] = append(run.lex[fi], lc)
 		}
@@ -224,8 +226,8 @@ func (r *setRun) score(p rank.Params) (full, hyb [][]string) {
 			h.Score = -p.Ask.Weights.Score(h.Features)
 			hits[j] = h
 		}
-		links := fixedLinks(pools[i])
-		rank.Lexical(p, r.q[i], hits, links)
+		links := fixedLinks{pool: pools[i], cat: r.links}
+		hits = rank.Lexical(p, r.q[i], hits, links)
 		sort.SliceStable(hits, func(a, b int) bool { return hits[a].Score < hits[b].Score })
 		lex := make([]laneHit, len(hits))
 		for j, h := range hits {
@@ -269,16 +271,29 @@ func (r *setRun) semantic() [][]string {
 
 func head10(ps []string) []string { return ps[:min(10, len(ps))] }
 
-// fixedLinks answers rank.Links from a measured pool.
-type fixedLinks []lexCand
+// fixedLinks answers rank.Links from a measured pool (and the catalog,
+// for notes that join it through anchors).
+type fixedLinks struct {
+	pool []lexCand
+	cat  catalogLinks
+}
 
 func (f fixedLinks) Incoming(path string) (int, []string) {
-	for _, c := range f {
+	for _, c := range f.pool {
 		if c.hit.Path == path {
 			return c.in, c.anchors
 		}
 	}
-	return 0, nil
+	return f.cat.Incoming(path)
+}
+
+func (f fixedLinks) Outgoing(path string) []rank.Anchor {
+	for _, c := range f.pool {
+		if c.hit.Path == path {
+			return c.out
+		}
+	}
+	return f.cat.Outgoing(path)
 }
 
 // baselineDocs reads every note of the vault at dir for the baseline.
