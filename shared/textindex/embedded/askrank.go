@@ -67,6 +67,29 @@ func (ix *Index) ask(ctx context.Context, terms []askTerm, expr string, f textin
 		}
 		if len(more) > 0 {
 			all := slices.Concat(terms, more)
+			// The feedback words find notes of their own: a second first
+			// stage over every word, whose new notes join the pool.
+			r.args[0] = askExpr(all)
+			again, _, err := r.rankIn(ctx, "stems_fts", pool, 0)
+			if err != nil {
+				return textindex.Result{}, err
+			}
+			have := make(map[int64]bool, len(notes))
+			for _, n := range notes {
+				have[n.id] = true
+			}
+			for _, rn := range again {
+				if have[rn.id] {
+					continue
+				}
+				n, err := ix.loadAskNote(ctx, rn.id)
+				if err != nil {
+					return textindex.Result{}, err
+				}
+				if !n.gone {
+					notes = append(notes, n)
+				}
+			}
 			for _, n := range notes {
 				n.measure(all, st.avgTerms, ao.Weights)
 			}
