@@ -133,7 +133,7 @@ func (s *Server) explainQuestion(ctx context.Context, v *Vault, cat *vault.Catal
 		if i < top {
 			f := h.Features
 			ft.Notes = append(ft.Notes, TracedNote{Path: h.Path, Score: roundScore(-h.Score), Features: map[string]float64{
-				"body": roundScore(f.Body), "passage": roundScore(f.Passage), "proximity": roundScore(f.Proximity),
+				"stage": roundScore(f.Stage), "body": roundScore(f.Body), "passage": roundScore(f.Passage), "proximity": roundScore(f.Proximity),
 				"name": roundScore(f.Name), "headings": roundScore(f.Headings), "meta": roundScore(f.Meta),
 				"matched": roundScore(f.Matched), "anchor": roundScore(f.Anchor),
 				"linkPrior": roundScore(p.LinkPrior(incoming(cat, h.Path))),

@@ -349,6 +349,7 @@ func cvParams() []rank.Param {
 		grid("vector", d.VectorWeight, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8),
 		grid("floor", d.VectorFloor, 0, 0.05, 0.1, 0.2, 0.3),
 		grid("feedback", float64(feedbackIndex(d.Ask.Feedback)), 0, 1, 2),
+		grid("stage", w.Stage, 0, 0.3, 0.6, 1, 2),
 	}
 }
 
@@ -359,6 +360,7 @@ func paramsOf(x []float64) rank.Params {
 	w.Passage, w.Proximity, w.Name, w.Headings, w.Meta, w.Matched = x[0], x[1], x[2], x[3], x[4], x[5]
 	p.LinkWeight, p.AnchorWeight, p.VectorWeight, p.VectorFloor = x[6], x[7], x[8], x[9]
 	p.Ask.Feedback = feedbacks[int(x[10])]
+	w.Stage = x[11]
 	return p
 }
 
@@ -370,7 +372,8 @@ func paramsOf(x []float64) rank.Params {
 // sharing no content word with their first expected note's title; then
 // the folds and the values fitted on all sets (what rank.Default should
 // ship). The held-out rankings are checked live, through retrieve, against
-// the scores computed from the measured pools. Run it with -v.
+// the scores computed from the measured pools, and the hybrid lane must
+// not fall below its best single lane on any set. Run it with -v.
 func TestQuestionSets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the question sets take a minute (USE-lite embeddings)")
@@ -408,6 +411,14 @@ func TestQuestionSets(t *testing.T) {
 		for _, lane := range laneNames {
 			all, nt := rank.Measure(r.set.qs, lanes[lane], k, nil), rank.Measure(r.set.qs, lanes[lane], k, noTitle)
 			fmt.Fprintf(&report, "  %-9s  %-9.3f  %-6.3f  %-16.3f  %.3f\n", lane, all.Recall, all.MRR, nt.Recall, nt.MRR)
+		}
+		// Fusion is never below its best lane, held out, on any set.
+		full5, sem5, hyb5 := rank.Measure(r.set.qs, full, k, nil), rank.Measure(r.set.qs, lanes["semantic"], k, nil), rank.Measure(r.set.qs, hyb, k, nil)
+		if best := max(full5.Recall, sem5.Recall); hyb5.Recall < best-1e-9 {
+			t.Errorf("%s: hybrid recall@5 %.3f is below its best lane's %.3f", r.set.name, hyb5.Recall, best)
+		}
+		if best := max(full5.MRR, sem5.MRR); hyb5.MRR < best-1e-9 {
+			t.Errorf("%s: hybrid MRR %.3f is below its best lane's %.3f", r.set.name, hyb5.MRR, best)
 		}
 		if testing.Verbose() && os.Getenv("SHEAF_EVAL_MISSES") != "" {
 			for j, q := range r.set.qs {

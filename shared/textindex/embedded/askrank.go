@@ -20,7 +20,8 @@ type askNote struct {
 	meta              []string // of the tags and path words
 	passages          []scoredPassage
 	nterms            int
-	gone              bool // deleted since the ranking query
+	stage             float64 // the first stage's score over the pool's best
+	gone              bool    // deleted since the ranking query
 	f                 textindex.Features
 	score             float64
 	best              int // index in passages of the best one, -1 if none
@@ -49,6 +50,9 @@ func (ix *Index) ask(ctx context.Context, terms []askTerm, expr string, f textin
 			return textindex.Result{}, err
 		}
 		if !n.gone {
+			if best := -ranked[0].score; best > 0 {
+				n.stage = -rn.score / best
+			}
 			notes = append(notes, n)
 		}
 	}
@@ -179,7 +183,7 @@ func foldAll(toks []string) []string {
 // measure sets n's features for terms and its score by w. avgTerms is the
 // vault's mean body length in index terms.
 func (n *askNote) measure(terms []askTerm, avgTerms float64, w textindex.Weights) {
-	var f textindex.Features
+	f := textindex.Features{Stage: n.stage}
 	most := 0.0 // the most a BM25 score over terms can be
 	share := 0.0
 	asked := terms // the question's own words, without feedback

@@ -74,7 +74,7 @@ func ask(t *testing.T, ix textindex.Index, question string, opts textindex.Optio
 	}
 	for _, h := range res.Hits {
 		f := h.Features
-		for name, x := range map[string]float64{"Body": f.Body, "Passage": f.Passage, "Proximity": f.Proximity,
+		for name, x := range map[string]float64{"Stage": f.Stage, "Body": f.Body, "Passage": f.Passage, "Proximity": f.Proximity,
 			"Name": f.Name, "Headings": f.Headings, "Meta": f.Meta, "Matched": f.Matched, "Anchor": f.Anchor} {
 			if x < 0 || x > 1+1e-9 {
 				t.Errorf("Ask(%q): %s feature %s = %v, outside [0, 1]", question, h.Path, name, x)
