@@ -34,9 +34,9 @@ type Params struct {
 // (docs/retrieval.md has the folds and the held-out figures).
 var Default = Params{
 	Ask:          textindex.DefaultAsk,
-	LinkWeight:   0.2,
-	AnchorWeight: 0, // 0.6 in the fold that left the sample vault out; 0 in the others
-	VectorWeight: 0.4,
+	LinkWeight:   0.05,
+	AnchorWeight: 0,
+	VectorWeight: 0.3,
 	VectorFloor:  0,
 }
 
