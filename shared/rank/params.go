@@ -35,9 +35,9 @@ type Params struct {
 var Default = Params{
 	Ask:          textindex.DefaultAsk,
 	LinkWeight:   0.05,
-	AnchorWeight: 0,
+	AnchorWeight: 0.1,
 	VectorWeight: 0.3,
-	VectorFloor:  0,
+	VectorFloor:  0.1,
 }
 
 // VectorShare is the vector lane's share of the hybrid score for a

@@ -74,6 +74,6 @@ func (o AskOptions) IsZero() bool { return o == AskOptions{} }
 // training sets on average. Feedback was tried (3 notes, 5 words, 0.3; 5
 // notes, 10 words, 0.5) and chosen by no fold: off.
 var DefaultAsk = AskOptions{
-	Weights: Weights{Stage: 1, Body: 0, Passage: 0.1, Proximity: 0.4},
+	Weights: Weights{Stage: 0.3, Passage: 0.6, Proximity: 0.4},
 	Pool:    50,
 }
