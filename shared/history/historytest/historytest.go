@@ -333,11 +333,11 @@ func testBytes(t *testing.T, h Harness) {
 	ctx, w := t.Context(), writer(h)
 	big := bytes.Repeat([]byte("a line of a long note, with ünïcödé and 日本語\r\n"), 20000)
 	cases := map[string][]byte{
-		"empty.md":                    {},
-		"crlf.md":                     []byte("# T\r\n\r\nline\r\n"),
-		"no-newline.md":               []byte("last line"),
-		"café/Ünïcode 日本 notes.md":    []byte("naïve\n"),
-		"big.md":                      big,
+		"empty.md":                     {},
+		"crlf.md":                      []byte("# T\r\n\r\nline\r\n"),
+		"no-newline.md":                []byte("last line"),
+		"café/Ünïcode 日本 notes.md":     []byte("naïve\n"),
+		"big.md":                       big,
 		"with spaces & symbols (1).md": []byte("---\ntags: [a]\n---\nx\n"),
 	}
 	for p, data := range cases {
