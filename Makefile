@@ -104,6 +104,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzVerifyClaims -fuzztime 20s ./shared/auth/oauth/
 	$(GO) test -run '^$$' -fuzz FuzzParseURL -fuzztime 10s ./shared/auth/ssmkeys/
 	$(GO) test -run '^$$' -fuzz FuzzCursorOpen -fuzztime 10s ./shared/auth/
+	$(GO) test -run '^$$' -fuzz FuzzMerge -fuzztime 60s ./shared/history/merge/
+	$(GO) test -run '^$$' -fuzz FuzzDiff -fuzztime 20s ./shared/history/diff/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeRecord -fuzztime 15s ./shared/history/folder/
 
 run:
 	$(GO) run ./cmd/sheaf serve --vault $(VAULT) --http $(ADDR)

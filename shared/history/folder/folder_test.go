@@ -374,3 +374,26 @@ func TestRecordErrors(t *testing.T) {
 		t.Errorf("%d versions after refused records", len(vs))
 	}
 }
+
+func FuzzDecodeRecord(f *testing.F) {
+	good, _ := encodeRecord(&record{Seq: 7, V: &history.Version{Path: "a.md", Op: history.OpWrite, Hash: history.Hash(nil)}})
+	f.Add(good)
+	f.Add(good[:9])
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rec, n, ok := decodeRecord(b)
+		if !ok {
+			return
+		}
+		if n > len(b) || n < 8 {
+			t.Fatalf("consumed %d of %d bytes", n, len(b))
+		}
+		again, err := encodeRecord(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r2, _, ok := decodeRecord(again); !ok || r2.Seq != rec.Seq {
+			t.Fatalf("a decoded record does not round-trip")
+		}
+	})
+}
