@@ -3,11 +3,10 @@ package diff
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
-
 )
 
 func TestDiff(t *testing.T) {
