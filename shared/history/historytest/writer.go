@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/sheaf-dev/sheaf/shared/history"
 	"github.com/sheaf-dev/sheaf/shared/store"
@@ -51,6 +52,7 @@ func (w *Writer) put(ctx context.Context, c history.Change, change func([]byte) 
 func (w *Writer) try(ctx context.Context, c history.Change, change func([]byte) []byte) (history.Version, error) {
 	unlock := w.Locks.Lock(c.Path)
 	defer unlock()
+	c.Time = time.Now()
 	prev, cur, err := w.Vault.Get(ctx, c.Path, 0)
 	opts := store.PutOptions{IfMatch: cur.ETag}
 	switch {
@@ -87,7 +89,7 @@ func (w *Writer) Delete(ctx context.Context, path string, c history.Change) (his
 	if err := w.Vault.Delete(ctx, path, cur.ETag); err != nil {
 		return history.Version{}, err
 	}
-	c.Path, c.Op, c.Prev, c.Object = path, history.OpDelete, prev, cur
+	c.Path, c.Op, c.Prev, c.Object, c.Time = path, history.OpDelete, prev, cur, time.Now()
 	vs, err := w.History.Record(ctx, c)
 	if err != nil {
 		return history.Version{}, err
@@ -105,6 +107,7 @@ func (w *Writer) Move(ctx context.Context, from, to string, c history.Change) (m
 	if err != nil {
 		return moved, away, err
 	}
+	c.Time = time.Now()
 	in := c
 	in.Path, in.Op, in.Data, in.From = to, history.OpMove, data, from
 	obj, err := w.Vault.Put(ctx, to, data, store.PutOptions{IfNoneMatch: true, Meta: history.Metadata(in)})
