@@ -18,7 +18,7 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
 )
 
-func newVault(t *testing.T) *fs.Store {
+func newVault(t testing.TB) *fs.Store {
 	t.Helper()
 	v, err := fs.Open(t.TempDir())
 	if err != nil {
