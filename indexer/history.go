@@ -27,4 +27,3 @@ func (ix *Indexer) gone(ctx context.Context, path string) {
 		ix.log().Warn("history: recording an external delete", "path", path, "err", err)
 	}
 }
-
