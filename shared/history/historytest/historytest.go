@@ -200,6 +200,28 @@ func testMove(t *testing.T, h Harness) {
 	}
 	back := list(t, h, "inbox/idea.md")
 	wantOps(t, "List(moved back)", back, "move@inbox/idea.md", "edit@projects/idea.md", "edit@projects/idea.md", "move@projects/idea.md", "overwrite@inbox/idea.md", "write@inbox/idea.md")
+	// Pages of one version each walk the same history.
+	var paged []history.Version
+	after := ""
+	for range 10 {
+		p, err := h.History.List(ctx, "inbox/idea.md", history.ListOptions{After: after, Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		paged = append(paged, p.Versions...)
+		if !p.More || len(p.Versions) == 0 {
+			break
+		}
+		after = p.Versions[0].ID
+	}
+	if fmt.Sprint(ops(paged)) != fmt.Sprint(ops(back)) {
+		t.Errorf("paged one by one: %q, want %q", ops(paged), ops(back))
+	}
+	for i := range min(len(paged), len(back)) {
+		if paged[i].ID != back[i].ID || paged[i].Author != back[i].Author || paged[i].Parent != back[i].Parent {
+			t.Errorf("page %d: %+v, listed whole %+v", i, paged[i], back[i])
+		}
+	}
 }
 
 func testDeleteRestore(t *testing.T, h Harness) {

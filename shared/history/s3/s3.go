@@ -170,8 +170,15 @@ func (s *Store) putJSON(ctx context.Context, name string, v any) error {
 // was moved from, its history starts after the tombstone the move left
 // there (a delete marker attributed OpMoveAway to the path it came to);
 // without one, at the versions no newer than the move.
-func (s *Store) walk(ctx context.Context, path string, fn func(history.Version) bool) error {
+//
+// Until the version after is met (when after is not ""), versions are
+// described from the listing alone, without a HEAD, except those that may
+// have brought the note to their path (the oldest version of a path, or
+// the one after a delete marker: a move creates its note where none is):
+// pages deep in a long history cost a listing, not a HEAD per version.
+func (s *Store) walk(ctx context.Context, path, after string, fn func(history.Version) bool) error {
 	cur, came := path, ""
+	light := after != ""
 	var before time.Time
 	seen := map[string]bool{}
 	for cur != "" {
@@ -188,9 +195,20 @@ func (s *Store) walk(ctx context.Context, path string, fn func(history.Version) 
 		}
 		next := ""
 		for start < len(listed) && next == "" {
-			batch := listed[start:min(len(listed), start+s.parallel())]
+			n := s.parallel()
+			if light {
+				n = len(listed) // cheap: only candidates are read
+			}
+			batch := listed[start:min(len(listed), start+n)]
+			first := start
 			start += len(batch)
-			vs, err := s.describe(ctx, cur, batch)
+			var vs []history.Version
+			var err error
+			if light {
+				vs, err = s.describeLight(ctx, cur, listed, first, len(batch))
+			} else {
+				vs, err = s.describe(ctx, cur, batch)
+			}
 			if err != nil {
 				return err
 			}
@@ -203,7 +221,16 @@ func (s *Store) walk(ctx context.Context, path string, fn func(history.Version) 
 				if !fn(v) {
 					return nil
 				}
-				if v.Op == history.OpMove && v.From != "" && v.From != cur {
+				moved := v.Op == history.OpMove && v.From != "" && v.From != cur
+				if light && v.ID == after {
+					// The page starts after it: describe the rest in full.
+					light = false
+					if !moved {
+						start = first + indexOf(vs, v.ID) + 1
+						break
+					}
+				}
+				if moved {
 					next, before = v.From, v.Time
 					break
 				}
@@ -235,6 +262,40 @@ func (s *Store) resume(ctx context.Context, path, came string, before time.Time,
 		}
 	}
 	return len(listed), nil
+}
+
+func indexOf(vs []history.Version, id string) int {
+	for i, v := range vs {
+		if v.ID == id {
+			return i
+		}
+	}
+	return len(vs) - 1
+}
+
+// describeLight describes listed[first:first+n]: the versions that may
+// have brought the note to the path in full, the others from the listing.
+func (s *Store) describeLight(ctx context.Context, p string, listed []store.ObjectVersion, first, n int) ([]history.Version, error) {
+	out := make([]history.Version, n)
+	var full []store.ObjectVersion
+	var at []int
+	for i := range n {
+		ov := listed[first+i]
+		k := first + i
+		if ov.Deleted || k == len(listed)-1 || listed[k+1].Deleted {
+			full, at = append(full, ov), append(at, i)
+			continue
+		}
+		out[i] = history.Version{ID: ov.Version, Path: p, Time: ov.Modified, Size: ov.Size}
+	}
+	vs, err := s.describe(ctx, p, full)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range at {
+		out[i] = vs[j]
+	}
+	return out, nil
 }
 
 func (s *Store) parallel() int {
@@ -293,9 +354,9 @@ func (s *Store) version(ctx context.Context, p string, ov store.ObjectVersion) (
 }
 
 // chain is path's whole history, newest first, Parent filled in.
-func (s *Store) chain(ctx context.Context, path string, stop func(history.Version) bool) ([]history.Version, error) {
+func (s *Store) chain(ctx context.Context, path, after string, stop func(history.Version) bool) ([]history.Version, error) {
 	var vs []history.Version
-	err := s.walk(ctx, path, func(v history.Version) bool {
+	err := s.walk(ctx, path, after, func(v history.Version) bool {
 		if n := len(vs); n > 0 {
 			vs[n-1].Parent = v.ID
 		}
@@ -312,7 +373,7 @@ func (s *Store) List(ctx context.Context, path string, opts history.ListOptions)
 		limit = history.DefaultLimit
 	}
 	found, n := opts.After == "", 0
-	vs, err := s.chain(ctx, path, func(v history.Version) bool {
+	vs, err := s.chain(ctx, path, opts.After, func(v history.Version) bool {
 		if found {
 			n++
 		}
@@ -348,7 +409,7 @@ func (s *Store) Read(ctx context.Context, path, id string) ([]byte, history.Vers
 	data, obj, err := s.v.GetVersion(ctx, path, id, 0)
 	if errors.Is(err, store.ErrNotFound) {
 		var hit *history.Version
-		if _, err := s.chain(ctx, path, func(v history.Version) bool {
+		if _, err := s.chain(ctx, path, "", func(v history.Version) bool {
 			if v.ID == id {
 				hit = &v
 			}
@@ -385,7 +446,7 @@ func (s *Store) Find(ctx context.Context, path, hash string) (history.Version, e
 		limit = 200
 	}
 	var ferr error
-	_, err := s.chain(ctx, path, func(v history.Version) bool {
+	_, err := s.chain(ctx, path, "", func(v history.Version) bool {
 		switch {
 		case v.Deleted():
 			return false

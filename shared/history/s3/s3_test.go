@@ -3,6 +3,7 @@ package s3
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -15,14 +16,24 @@ import (
 
 var buckets atomic.Int64
 
-func newVault(t *testing.T, srv *s3test.Server, versioning bool) *s3store.Store {
+func newVault(t testing.TB, srv *s3test.Server, versioning bool) *s3store.Store {
 	t.Helper()
 	b := fmt.Sprintf("history-%d", buckets.Add(1))
 	srv.CreateBucket(t, b)
 	if versioning {
 		srv.EnableVersioning(t, b)
 	}
-	return s3store.New(srv.Client(t), b, "vault")
+	v := s3store.New(srv.Client(t), b, "vault")
+	bucketOf.Store(v, b)
+	return v
+}
+
+// bucketOf maps a vault to its bucket's name.
+var bucketOf sync.Map
+
+func vaultBucket(v *s3store.Store) string {
+	b, _ := bucketOf.Load(v)
+	return b.(string)
 }
 
 // TestConformance runs the suite against a real versitygw whose buckets
