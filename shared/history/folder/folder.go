@@ -224,12 +224,16 @@ func (s *Store) refresh(repair bool) error {
 		return fmt.Errorf("history: %w", err)
 	}
 	defer f.Close()
-	if fi, err = f.Stat(); err != nil { // the file opened, should it have been replaced again
+	opened, err := f.Stat()
+	if err != nil {
 		return err
 	}
-	if from > fi.Size() {
+	if !os.SameFile(opened, fi) || from > opened.Size() {
+		// Replaced (a prune in another process) between the stat and the
+		// open: read the new file whole.
 		s.idx, from = newIndex(), 0
 	}
+	fi = opened
 	data := make([]byte, fi.Size()-from)
 	if _, err := f.ReadAt(data, from); err != nil && err != io.EOF {
 		return fmt.Errorf("history: read log: %w", err)

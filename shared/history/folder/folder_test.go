@@ -397,3 +397,37 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 	})
 }
+
+// TestPruneSeenByAnotherProcess: a store whose log another process
+// rewrote (a prune) reads the new log, and appends after it.
+func TestPruneSeenByAnotherProcess(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	a := open(t, dir, Options{Policy: Policy{Days: 1, Keep: 1}, PruneEvery: -1, Now: clock})
+	b := open(t, dir, Options{Policy: Policy{Days: 1, Keep: 1}, PruneEvery: -1, Now: clock})
+	var prev []byte
+	for i := range 5 {
+		data := []byte(fmt.Sprint("v", i))
+		rec(t, a, history.Change{Path: "n.md", Op: history.OpOverwrite, Data: data, Prev: prev})
+		prev = data
+		now = now.Add(48 * time.Hour)
+	}
+	if got := listAll(t, b, "n.md"); len(got) != 5 {
+		t.Fatalf("b sees %d versions before the prune", len(got))
+	}
+	if st, err := a.Prune(t.Context()); err != nil || st.Versions != 3 {
+		t.Fatalf("prune: %+v, %v", st, err)
+	}
+	got := listAll(t, b, "n.md")
+	if len(got) != 2 {
+		t.Fatalf("b sees %d versions after a's prune, want 2", len(got))
+	}
+	rec(t, b, history.Change{Path: "n.md", Op: history.OpOverwrite, Data: []byte("v5"), Prev: prev})
+	if got := listAll(t, a, "n.md"); len(got) != 3 || got[0].Parent != got[1].ID {
+		t.Errorf("a after b's append: %+v", got)
+	}
+	if data, _, err := a.Read(t.Context(), "n.md", got[1].ID); err != nil || string(data) != "v3" {
+		t.Errorf("a reads %q, %v", data, err)
+	}
+}
