@@ -100,7 +100,10 @@ type Change struct {
 	// history's newest version of Path is not Prev (a change Sheaf did not
 	// see), Prev is recorded first as an OpExternal version, so that what
 	// the write replaced is kept.
-	Prev        []byte
+	Prev []byte
+	// PrevObject is the object Prev was read as (Get's Object): on S3 its
+	// Version is the new version's Parent.
+	PrevObject  store.Object
 	Author      Author
 	Tool        string
 	Transaction string

@@ -122,6 +122,9 @@ func testVersions(t *testing.T, h Harness) {
 	if vs[0].ID != v3.ID || vs[1].ID != v2.ID || vs[2].ID != v1.ID {
 		t.Errorf("List IDs %s %s %s, Record gave %s %s %s", vs[0].ID, vs[1].ID, vs[2].ID, v3.ID, v2.ID, v1.ID)
 	}
+	if v3.Parent != v2.ID || v2.Parent != v1.ID {
+		t.Errorf("Record gave parents %q %q, want %q %q", v3.Parent, v2.Parent, v2.ID, v1.ID)
+	}
 	for i, v := range []history.Version{vs[2], vs[1], vs[0]} {
 		if got := read(t, h, "plan.md", v); string(got) != texts[i] {
 			t.Errorf("version %d reads %q, want %q", i, got, texts[i])

@@ -64,7 +64,7 @@ func (w *Writer) try(ctx context.Context, c history.Change, change func([]byte) 
 	if change != nil {
 		c.Data = change(prev)
 	}
-	c.Prev = prev
+	c.Prev, c.PrevObject = prev, cur
 	opts.Meta = history.Metadata(c)
 	obj, err := w.Vault.Put(ctx, c.Path, c.Data, opts)
 	if err != nil {
@@ -89,7 +89,7 @@ func (w *Writer) Delete(ctx context.Context, path string, c history.Change) (his
 	if err := w.Vault.Delete(ctx, path, cur.ETag); err != nil {
 		return history.Version{}, err
 	}
-	c.Path, c.Op, c.Prev, c.Object, c.Time = path, history.OpDelete, prev, cur, time.Now()
+	c.Path, c.Op, c.Prev, c.PrevObject, c.Object, c.Time = path, history.OpDelete, prev, cur, cur, time.Now()
 	vs, err := w.History.Record(ctx, c)
 	if err != nil {
 		return history.Version{}, err
@@ -120,7 +120,7 @@ func (w *Writer) Move(ctx context.Context, from, to string, c history.Change) (m
 	}
 	in.Object = obj
 	out := c
-	out.Path, out.Op, out.To, out.Prev, out.Object = from, history.OpMoveAway, to, data, cur
+	out.Path, out.Op, out.To, out.Prev, out.PrevObject, out.Object = from, history.OpMoveAway, to, data, cur, cur
 	vs, err := w.History.Record(ctx, in, out)
 	if err != nil {
 		return moved, away, err

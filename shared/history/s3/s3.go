@@ -104,6 +104,7 @@ func (s *Store) Record(ctx context.Context, changes ...history.Change) ([]histor
 		v := history.Version{
 			Path: c.Path, Time: t, Author: c.Author, Tool: c.Tool, Transaction: c.Transaction,
 			Op: c.Op, From: c.From, To: c.To, Merged: c.Merged, Restored: c.Restored,
+			Parent: c.PrevObject.Version,
 		}
 		if c.Op == history.OpExternal {
 			v.Author = history.ExternalAuthor
