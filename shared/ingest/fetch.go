@@ -72,14 +72,17 @@ type Fetcher struct {
 
 // Response is a fetched document.
 type Response struct {
-	URL       *url.URL  // as requested (the fragment dropped)
-	Canonical *url.URL  // the canonical form of URL (see ParseURL)
-	Final     *url.URL  // where the redirects ended (URL when there were none)
-	Redirects int       // redirects followed
-	MediaType string    // the Content-Type's media type, lowercased ("" when the server sent none)
-	Charset   string    // the Content-Type's charset parameter, if any
-	Body      []byte    // at most Limits.MaxBytes
-	FetchedAt time.Time // when the response arrived, UTC
+	URL       *url.URL // as requested (the fragment dropped)
+	Canonical *url.URL // the canonical form of URL (see ParseURL)
+	Final     *url.URL // where the redirects ended (URL when there were none)
+	// FinalCanonical is Final's canonical form: the note's final_url, and a
+	// second key for finding an earlier copy.
+	FinalCanonical *url.URL
+	Redirects      int       // redirects followed
+	MediaType      string    // the Content-Type's media type, lowercased ("" when the server sent none)
+	Charset        string    // the Content-Type's charset parameter, if any
+	Body           []byte    // at most Limits.MaxBytes
+	FetchedAt      time.Time // when the response arrived, UTC
 }
 
 // Accepted media types, in the Accept header's order of preference.
@@ -133,7 +136,12 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Response, error) {
 		}
 		return nil, e
 	}
-	out := &Response{URL: u, Canonical: canon, Final: resp.Request.URL, Redirects: redirects, FetchedAt: time.Now().UTC()}
+	out := &Response{URL: u, Canonical: canon, Final: resp.Request.URL, FinalCanonical: canon, Redirects: redirects, FetchedAt: time.Now().UTC()}
+	if redirects > 0 {
+		if _, fc, err := ParseURL(resp.Request.URL.String()); err == nil {
+			out.FinalCanonical = fc
+		}
+	}
 	if ct := resp.Header.Get("Content-Type"); ct != "" {
 		mt, params, err := mime.ParseMediaType(ct)
 		if err == nil {

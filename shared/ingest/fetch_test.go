@@ -145,7 +145,7 @@ func TestFetchAndConvert(t *testing.T) {
 			t.Errorf("%s: fragment kept: %s %s", c.path, r.URL, r.Canonical)
 		}
 		if c.path == "/redirect/3" {
-			if r.Redirects != 4 || r.Final.Path != "/page" {
+			if r.Redirects != 4 || r.Final.Path != "/page" || r.FinalCanonical.String() != s.URL+"/page" || r.Canonical.String() != s.URL+"/redirect/3" {
 				t.Errorf("redirects %d, final %s", r.Redirects, r.Final)
 			}
 			if !strings.Contains(doc.Markdown, "("+s.URL+"/other)") {
