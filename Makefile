@@ -102,6 +102,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzFolders -fuzztime 20s ./shared/auth/
 	$(GO) test -run '^$$' -fuzz FuzzVerifyToken -fuzztime 15s ./shared/auth/oauth/
 	$(GO) test -run '^$$' -fuzz FuzzVerifyClaims -fuzztime 20s ./shared/auth/oauth/
+	$(GO) test -run '^$$' -fuzz FuzzParseURL -fuzztime 15s ./shared/ingest/
+	$(GO) test -run '^$$' -fuzz FuzzNotePath -fuzztime 15s ./shared/ingest/
+	# count-based: time-based fuzzing of the HTML converter stalls its worker here
+	$(GO) test -run '^$$' -fuzz FuzzConvertHTML -fuzztime 20000x -parallel 1 ./shared/ingest/
 	$(GO) test -run '^$$' -fuzz FuzzParseURL -fuzztime 10s ./shared/auth/ssmkeys/
 	$(GO) test -run '^$$' -fuzz FuzzCursorOpen -fuzztime 10s ./shared/auth/
 	$(GO) test -run '^$$' -fuzz FuzzMerge -fuzztime 60s ./shared/history/merge/
