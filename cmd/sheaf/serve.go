@@ -15,6 +15,7 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/config"
 	"github.com/sheaf-dev/sheaf/shared/config/local"
 	"github.com/sheaf-dev/sheaf/shared/tools"
+	"github.com/sheaf-dev/sheaf/shared/tools/mcphttp"
 )
 
 func serveCmd() *cobra.Command {
@@ -51,7 +52,7 @@ function beside it.`,
 			return err
 		}
 		if cfg.HTTP == "" {
-			return tools.ServeStdio(ctx, srv, os.Stdin, os.Stdout)
+			return mcphttp.ServeStdio(ctx, srv, os.Stdin, os.Stdout)
 		}
 		ha, err := httpAuth(ctx, cfg, v)
 		if err != nil {
@@ -63,7 +64,7 @@ function beside it.`,
 			return err
 		}
 		hs := &http.Server{
-			Handler:           tools.HTTPHandler(srv, ha.HTTPOptions(cfg.AllowedOrigins)),
+			Handler:           mcphttp.HTTPHandler(srv, ha.HTTPOptions(cfg.AllowedOrigins)),
 			ReadHeaderTimeout: 10 * time.Second,
 		}
 		go func() {

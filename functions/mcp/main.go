@@ -21,6 +21,7 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/config"
 	"github.com/sheaf-dev/sheaf/shared/tools"
+	"github.com/sheaf-dev/sheaf/shared/tools/mcphttp"
 )
 
 // lambdaMaxResponseBytes caps the response budget: a synchronous Lambda
@@ -111,5 +112,5 @@ func newHandler(ctx context.Context) (http.Handler, tools.Catalogs, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return tools.HTTPHandler(srv, ha.HTTPOptions(cfg.AllowedOrigins)), cl.Vault.Catalogs, nil
+	return mcphttp.HTTPHandler(srv, ha.HTTPOptions(cfg.AllowedOrigins)), cl.Vault.Catalogs, nil
 }

@@ -4,15 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/sheaf-dev/sheaf/shared/auth"
+	"github.com/sheaf-dev/sheaf/shared/tools/mcphttp"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/tools.golden.json")
@@ -147,7 +145,7 @@ func TestErrorEnvelopeLifted(t *testing.T) {
 	var env struct {
 		Result map[string]any `json:"result"`
 	}
-	if err := json.Unmarshal(liftErrorFields(msg), &env); err != nil {
+	if err := json.Unmarshal(mcphttp.LiftErrorFields(msg), &env); err != nil {
 		t.Fatal(err)
 	}
 	if env.Result["kind"] != "note-not-found" || env.Result["isError"] != true {
@@ -160,7 +158,7 @@ func TestErrorEnvelopeLifted(t *testing.T) {
 		t.Errorf("an error result must not carry structuredContent (it would fail output-schema validation)")
 	}
 	ok := []byte(`{"jsonrpc":"2.0","id":2,"result":{"content":[]}}`)
-	if string(liftErrorFields(ok)) != string(ok) {
+	if string(mcphttp.LiftErrorFields(ok)) != string(ok) {
 		t.Errorf("a success message was rewritten")
 	}
 }
@@ -185,45 +183,5 @@ func TestTruncateText(t *testing.T) {
 	}
 	if got, _ := truncateText("日本語のテキストです。とても長い文章。", 12); len([]rune(got)) > 12 {
 		t.Errorf("CJK truncation too long: %q", got)
-	}
-}
-
-func TestHTTPGuards(t *testing.T) {
-	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) })
-	h := checkOrigin(nil, authenticate(&auth.Authenticator{Token: "s3cret"}, nil, ok))
-	for _, c := range []struct {
-		auth, origin string
-		want         int
-	}{
-		{"", "", http.StatusUnauthorized},
-		{"Bearer wrong", "", http.StatusUnauthorized},
-		{"Basic s3cret", "", http.StatusUnauthorized},
-		{"Bearer s3cret x", "", http.StatusUnauthorized},
-		{"bearer s3cret", "", http.StatusTeapot}, // the scheme is case-insensitive (RFC 7235)
-		{"Bearer s3cret", "", http.StatusTeapot},
-		{"Bearer s3cret", "http://localhost:5173", http.StatusTeapot},
-		{"Bearer s3cret", "https://evil.example", http.StatusForbidden},
-	} {
-		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
-		if c.auth != "" {
-			r.Header.Set("Authorization", c.auth)
-		}
-		if c.origin != "" {
-			r.Header.Set("Origin", c.origin)
-		}
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		if w.Code != c.want {
-			t.Errorf("auth %q origin %q: status %d, want %d", c.auth, c.origin, w.Code, c.want)
-		}
-		if w.Code == http.StatusUnauthorized {
-			wa := w.Header().Get("WWW-Authenticate")
-			if !strings.HasPrefix(wa, "Bearer") || strings.Contains(wa, "resource_metadata") {
-				t.Errorf("401 WWW-Authenticate %q", wa)
-			}
-			if sent := c.auth != ""; sent != strings.Contains(wa, `error="invalid_token"`) {
-				t.Errorf("auth %q: WWW-Authenticate %q (invalid_token only when a credential was sent)", c.auth, wa)
-			}
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package tools_test
+package mcphttp_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/auth/oauth/oauthtest"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/tools"
+	"github.com/sheaf-dev/sheaf/shared/tools/mcphttp"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
@@ -60,7 +61,7 @@ func BenchmarkHTTPAuth(b *testing.B) {
 		{"jwt", &auth.Authenticator{OAuth: v, Require: true}, jwtTok},
 		{"jwt-folders", &auth.Authenticator{OAuth: v, Require: true}, scopedTok},
 	} {
-		h := tools.HTTPHandler(srv, tools.HTTPOptions{Auth: c.a})
+		h := mcphttp.HTTPHandler(srv, mcphttp.HTTPOptions{Auth: c.a})
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_vault_info","arguments":{}}}`
 		do := func() {
 			r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))

@@ -1,4 +1,4 @@
-package tools
+package mcphttp
 
 import (
 	"bufio"
@@ -15,13 +15,17 @@ import (
 // type has no room for them, so handlers put them in _meta["sheaf/error"]
 // and the transports lift them here, once, for stdio and HTTP alike.
 
+// ErrorMetaKey is where a tool error's kind and fields travel inside a
+// result's _meta, for the transport to lift to the top level.
+const ErrorMetaKey = "sheaf/error"
+
 var isErrorMarker = []byte(`"isError":true`)
 
-// liftErrorFields rewrites one JSON-RPC message: if it is a tool result with
+// LiftErrorFields rewrites one JSON-RPC message: if it is a tool result with
 // isError and _meta["sheaf/error"], that object's fields are copied to the
 // top level of the result (they stay in _meta too, for SDKs that drop
 // unknown fields). Any other message is returned unchanged.
-func liftErrorFields(msg []byte) []byte {
+func LiftErrorFields(msg []byte) []byte {
 	if !bytes.Contains(msg, isErrorMarker) {
 		return msg
 	}
@@ -34,11 +38,11 @@ func liftErrorFields(msg []byte) []byte {
 		return msg
 	}
 	var meta map[string]json.RawMessage
-	if json.Unmarshal(result["_meta"], &meta) != nil || meta[errorMetaKey] == nil {
+	if json.Unmarshal(result["_meta"], &meta) != nil || meta[ErrorMetaKey] == nil {
 		return msg
 	}
 	var fields map[string]json.RawMessage
-	if json.Unmarshal(meta[errorMetaKey], &fields) != nil {
+	if json.Unmarshal(meta[ErrorMetaKey], &fields) != nil {
 		return msg
 	}
 	for k, v := range fields {
@@ -77,7 +81,7 @@ func (l *lineLifter) Write(p []byte) (int, error) {
 		if i < 0 {
 			return len(p), nil
 		}
-		line := liftErrorFields(l.buf[:i])
+		line := LiftErrorFields(l.buf[:i])
 		if _, err := l.w.Write(append(append([]byte(nil), line...), '\n')); err != nil {
 			return 0, err
 		}
@@ -98,7 +102,7 @@ func liftHTTP(next http.Handler) http.Handler {
 		body := rec.body.Bytes()
 		switch ct := rec.header.Get("Content-Type"); {
 		case bytes.HasPrefix([]byte(ct), []byte("application/json")):
-			body = liftErrorFields(body)
+			body = LiftErrorFields(body)
 		case bytes.HasPrefix([]byte(ct), []byte("text/event-stream")):
 			body = liftSSE(body)
 		}
@@ -119,7 +123,7 @@ func liftSSE(body []byte) []byte {
 		line := sc.Bytes()
 		if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
 			out.WriteString("data: ")
-			out.Write(liftErrorFields(data))
+			out.Write(LiftErrorFields(data))
 		} else {
 			out.Write(line)
 		}

@@ -1,4 +1,9 @@
-package tools
+// Package mcphttp is Sheaf's MCP transport: stdio and stateless streamable
+// HTTP around an mcp-go server, with what every request passes through
+// before the MCP layer (the Origin check against DNS rebinding, bearer
+// authentication into an auth.Identity) and the lifting of tool errors'
+// kind to the top level of their result (lift.go). It knows no tool.
+package mcphttp
 
 import (
 	"context"
