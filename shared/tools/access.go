@@ -1,9 +1,9 @@
 package tools
 
 // Who may call what is a property of the core, not of each handler: every
-// tool declares here the scope it needs and which of its arguments name
-// paths, and the guard checks both before the handler runs. A tool missing
-// from toolAccess, or declaring an argument it does not have, stops the
+// tool's Spec declares the scope it needs and which of its arguments name
+// paths (its access), and the guard checks both before the handler runs. A
+// tool declaring no scope, or an argument it does not have, stops the
 // server at start-up. What a handler then sees is the caller's view of the
 // vault (view.go), so a folder-scoped caller's hidden notes cannot leak
 // through a tool that takes no path at all.
@@ -12,7 +12,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -76,69 +75,13 @@ func edits(rule proposeRule, paths ...pathArg) access {
 	return access{scope: auth.ScopeWrite, paths: paths, writes: true, propose: rule}
 }
 
-// toolAccess declares every tool. Read tools see the caller's view; their
-// path arguments are gated so that a hidden path answers
-// folder-not-allowed.
-var toolAccess = map[string]access{
-	"get_vault_info":      reads(),
-	"list_notes":          reads(folder("path")),
-	"read_note":           reads(note("path")),
-	"read_outline":        reads(note("path")),
-	"list_folders":        reads(folder("path")),
-	"list_tags":           reads(),
-	"notes_by_tag":        reads(),
-	"list_attachments":    reads(folder("path")),
-	"read_attachment":     reads(note("path")),
-	"list_backlinks":      reads(note("path")),
-	"list_outgoing_links": reads(note("path")),
-	"link_graph":          reads(note("path")),
-	"note_relations":      reads(note("path")),
-	"suggest_links":       reads(note("path")),
-	"find_references":     reads(note("path")),
-	"search":              reads(),
-	"search_and_read":     reads(),
-	"semantic_search":     reads(),
-	"related_notes":       reads(note("path")),
-	"find_duplicates":     reads(),
-	"topic_map":           reads(),
-	"answer":              reads(),
-	"eval":                reads(),
-	"lint":                reads(),
-	"lint_semantic":       reads(),
-	"wiki_health":         reads(),
-	"suggest_tags":        reads(),
-	"recent_activity":     reads(),
-	"agent_mentions":      reads(),
-	"pending_directives":  reads(pathArg{"path", argScope}),
-	"await_directives":    reads(pathArg{"path", argScope}),
-
-	"record_retrieval_feedback": {scope: auth.ScopeRead, paths: []pathArg{{"chunk_id", argChunk}}, own: true},
-	"reindex_embeddings":        {scope: auth.ScopeAdmin, whole: true, own: true},
-
-	// Proposals: reviewing them needs the right to write directly.
-	"list_proposals":  {scope: auth.ScopeWrite},
-	"apply_proposal":  {scope: auth.ScopeWrite, reviews: true, own: true},
-	"reject_proposal": {scope: auth.ScopeWrite, reviews: true, own: true},
-
-	// The write tools (DESIGN.md's list). A move rewrites links in other
-	// notes, which a proposal pinned to one note's base hash cannot hold.
-	"write_note":         edits(proposeQueue, note("path")),
-	"apply_edits":        edits(proposeQueue, note("path")),
-	"patch_section":      edits(proposeQueue, note("path")),
-	"delete_note":        edits(proposeQueue, note("path")),
-	"complete_directive": edits(proposeQueue, note("path")),
-	"file_page":          edits(proposeQueue, note("path")),
-	"move_note":          edits(proposeRefuse, note("path"), note("new_path")),
-}
-
-// accessOf returns t's declaration, panicking when there is none or it does
-// not fit the tool: a tool must never be served unguarded.
+// accessOf returns t's access, panicking when it declares none or it does
+// not fit the tool: a tool must never be served unguarded. Read tools see
+// the caller's view; their path arguments are gated so that a hidden path
+// answers folder-not-allowed.
 func accessOf(t Tool) access {
 	name := t.Tool.Name
-	a, ok := toolAccess[name]
-	if !ok {
-		panic(fmt.Sprintf("tool %s declares no access: add it to toolAccess in shared/tools/access.go", name))
-	}
+	a := t.Spec.Access
 	var schema struct {
 		Properties map[string]json.RawMessage `json:"properties"`
 	}
@@ -147,17 +90,17 @@ func accessOf(t Tool) access {
 	}
 	for _, p := range a.paths {
 		if _, ok := schema.Properties[p.name]; !ok {
-			panic(fmt.Sprintf("tool %s: toolAccess names path argument %q, which the tool does not take", name, p.name))
+			panic(fmt.Sprintf("tool %s: its Spec names path argument %q, which the tool does not take", name, p.name))
 		}
 	}
 	readOnly := t.Tool.Annotations.ReadOnlyHint != nil && *t.Tool.Annotations.ReadOnlyHint
 	switch {
 	case a.scope == "":
-		panic(fmt.Sprintf("tool %s: toolAccess gives no scope", name))
+		panic(fmt.Sprintf("tool %s declares no access: give its Spec an Access with a scope (reads(...), edits(...))", name))
 	case readOnly && a.writes:
 		panic(fmt.Sprintf("tool %s: annotated read-only but declared as writing", name))
 	case !readOnly && !a.writes && !a.own:
-		panic(fmt.Sprintf("tool %s: not annotated read-only, so declare what it writes in toolAccess", name))
+		panic(fmt.Sprintf("tool %s: not annotated read-only, so declare what it writes in its Spec's Access", name))
 	case a.writes && a.scope == auth.ScopeRead:
 		panic(fmt.Sprintf("tool %s: writes with the read scope", name))
 	}
@@ -170,7 +113,7 @@ func accessOf(t Tool) access {
 func (s *Server) guard(t Tool) server.ToolHandlerFunc {
 	a := accessOf(t)
 	name, next := t.Tool.Name, t.Handler
-	core := slices.Contains(coreTools, t.Tool.Name)
+	core := t.Spec.Core
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		id := auth.IdentityFrom(ctx)
 		if e := s.check(id, name, core, a, req); e != nil {

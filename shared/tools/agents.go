@@ -26,9 +26,13 @@ type MentionItem struct {
 }
 
 func (s *Server) agentTools() []Tool {
-	mentions := define("agent_mentions", "Agent mentions",
-		"Find @handle mentions across the vault (e-mail addresses and code are skipped); pass handle to see one agent's queue. Paginated: {items: [{path, handle, line, context}], total}, sorted by path and line.",
-		readOnly, s.AgentMentions)
+	mentions := define(Spec{
+		Name:        "agent_mentions",
+		Title:       "Agent mentions",
+		Description: "Find @handle mentions across the vault (e-mail addresses and code are skipped); pass handle to see one agent's queue. Paginated: {items: [{path, handle, line, context}], total}, sorted by path and line.",
+		Hints:       readOnly,
+		Access:      reads(),
+	}, s.AgentMentions)
 	return append([]Tool{mentions}, s.directiveTools()...)
 }
 

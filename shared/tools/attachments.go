@@ -42,12 +42,20 @@ type readAttachmentOut struct {
 }
 
 func (s *Server) attachmentTools() []Tool {
-	list := define("list_attachments", "List attachments",
-		"List the non-Markdown files in the vault (images, PDFs, data) as {path, size, mimeType}: how to find out which referenced files exist. Paginated.",
-		readOnly, s.ListAttachments)
-	read := define("read_attachment", "Read an attachment",
-		"Read one non-Markdown file (image, PDF, data) as base64, after read_note shows a reference to it. A file too big for one answer comes in pages (offset, next_offset); files over the server's cap are rejected to protect the context window.",
-		readOnly, s.ReadAttachment)
+	list := define(Spec{
+		Name:        "list_attachments",
+		Title:       "List attachments",
+		Description: "List the non-Markdown files in the vault (images, PDFs, data) as {path, size, mimeType}: how to find out which referenced files exist. Paginated.",
+		Hints:       readOnly,
+		Access:      reads(folder("path")),
+	}, s.ListAttachments)
+	read := define(Spec{
+		Name:        "read_attachment",
+		Title:       "Read an attachment",
+		Description: "Read one non-Markdown file (image, PDF, data) as base64, after read_note shows a reference to it. A file too big for one answer comes in pages (offset, next_offset); files over the server's cap are rejected to protect the context window.",
+		Hints:       readOnly,
+		Access:      reads(note("path")),
+	}, s.ReadAttachment)
 	return []Tool{list, read}
 }
 

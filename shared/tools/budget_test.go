@@ -24,7 +24,7 @@ type bigOut struct {
 
 func callBig(t *testing.T, budget int, in bigIn) *mcp.CallToolResult {
 	t.Helper()
-	tool := define("big", "Big", "test", readOnly, func(_ context.Context, a bigIn) (*bigOut, error) {
+	tool := define(Spec{Name: "big", Title: "Big", Description: "test", Hints: readOnly}, func(_ context.Context, a bigIn) (*bigOut, error) {
 		out := &bigOut{Offset: a.Offset, Small: []int{1, 2, 3}, Items: []string{}}
 		for i := range a.Items {
 			// Quotes and angle brackets grow when escaped: the budget

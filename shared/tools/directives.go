@@ -81,12 +81,20 @@ type awaitDirectivesOut struct {
 }
 
 func (s *Server) directiveTools() []Tool {
-	pending := define("pending_directives", "Pending directives",
-		"Unresolved > [!ai] callouts: tasks left in the vault for an agent. Paginated: {items: [{path, line, title, body, done}], total}, sorted by path and line. Do the work, then mark it complete (the marker becomes [!ai-done]).",
-		readOnly, s.PendingDirectives)
-	await := define("await_directives", "Await directives",
-		"Long-poll companion to pending_directives: blocks until the set of pending > [!ai] directives changes (a directive added, completed, removed or edited; other note writes do not wake it), then returns {cursor, timedOut, directives}. Pass the returned cursor back next time; cursor 0 returns the backlog at once. On timeout: {timedOut: true, directives: []}; just call again. timeout_ms is clamped to [1000, 55000] and may be clamped lower by the server (clampedTimeoutMs says so). Several workers: give each a distinct worker id with claim true; each returned directive is then leased to that worker for about 2 minutes and withheld from the others (cooperative, not a security boundary).",
-		hints{readOnly: true}, s.AwaitDirectives)
+	pending := define(Spec{
+		Name:        "pending_directives",
+		Title:       "Pending directives",
+		Description: "Unresolved > [!ai] callouts: tasks left in the vault for an agent. Paginated: {items: [{path, line, title, body, done}], total}, sorted by path and line. Do the work, then mark it complete (the marker becomes [!ai-done]).",
+		Hints:       readOnly,
+		Access:      reads(pathArg{"path", argScope}),
+	}, s.PendingDirectives)
+	await := define(Spec{
+		Name:        "await_directives",
+		Title:       "Await directives",
+		Description: "Long-poll companion to pending_directives: blocks until the set of pending > [!ai] directives changes (a directive added, completed, removed or edited; other note writes do not wake it), then returns {cursor, timedOut, directives}. Pass the returned cursor back next time; cursor 0 returns the backlog at once. On timeout: {timedOut: true, directives: []}; just call again. timeout_ms is clamped to [1000, 55000] and may be clamped lower by the server (clampedTimeoutMs says so). Several workers: give each a distinct worker id with claim true; each returned directive is then leased to that worker for about 2 minutes and withheld from the others (cooperative, not a security boundary).",
+		Hints:       hints{readOnly: true},
+		Access:      reads(pathArg{"path", argScope}),
+	}, s.AwaitDirectives)
 	return []Tool{pending, await}
 }
 

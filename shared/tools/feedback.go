@@ -45,9 +45,13 @@ type FeedbackRecord struct {
 }
 
 func (s *Server) feedbackTool() Tool {
-	return define("record_retrieval_feedback", "Record retrieval feedback",
-		"Record whether a retrieved chunk was useful: pass the chunk_id of a search_and_read item, useful true or false, and optionally the query and a short note. Each call is stored as its own record in the vault's .sheaf/feedback/ folder, to evaluate and tune retrieval. Returns {recorded: true, chunk_id}.",
-		hints{}, s.RecordRetrievalFeedback)
+	return define(Spec{
+		Name:        "record_retrieval_feedback",
+		Title:       "Record retrieval feedback",
+		Description: "Record whether a retrieved chunk was useful: pass the chunk_id of a search_and_read item, useful true or false, and optionally the query and a short note. Each call is stored as its own record in the vault's .sheaf/feedback/ folder, to evaluate and tune retrieval. Returns {recorded: true, chunk_id}.",
+		Hints:       hints{},
+		Access:      access{scope: auth.ScopeRead, paths: []pathArg{{"chunk_id", argChunk}}, own: true},
+	}, s.RecordRetrievalFeedback)
 }
 
 // RecordRetrievalFeedback implements record_retrieval_feedback.

@@ -78,16 +78,30 @@ type linkGraphOut struct {
 }
 
 func (s *Server) linkTools() []Tool {
-	out := define("list_outgoing_links", "List a note's outgoing links",
-		"The wikilinks, embeds and Markdown links out of a note, resolved or not: {target, displayText, kind, heading, block, line, resolvedPath, candidates}. resolvedPath is null when the link is unresolved (a candidate to fix) or ambiguous (candidates lists the notes it could mean). Paginated.",
-		readOnly, s.ListOutgoingLinks)
-	back := define("list_backlinks", "List a note's backlinks",
-		"Every link in the vault that resolves to this note, by any spelling (path, name, alias, Markdown link): {sourcePath, sourceName, displayText, kind, line}. Paginated.",
-		readOnly, s.ListBacklinks)
-	graph := define("link_graph", "Local link graph",
-		"The link subgraph around a note: breadth-first to depth hops (default 1, capped at 5), following outbound links and inbound backlinks. Returns {center, depth, nodes, edges}.",
-		readOnly, s.LinkGraph)
-	out.Profile, back.Profile, graph.Profile = "core", "core", "core"
+	out := define(Spec{
+		Name:        "list_outgoing_links",
+		Title:       "List a note's outgoing links",
+		Description: "The wikilinks, embeds and Markdown links out of a note, resolved or not: {target, displayText, kind, heading, block, line, resolvedPath, candidates}. resolvedPath is null when the link is unresolved (a candidate to fix) or ambiguous (candidates lists the notes it could mean). Paginated.",
+		Hints:       readOnly,
+		Access:      reads(note("path")),
+		Core:        true,
+	}, s.ListOutgoingLinks)
+	back := define(Spec{
+		Name:        "list_backlinks",
+		Title:       "List a note's backlinks",
+		Description: "Every link in the vault that resolves to this note, by any spelling (path, name, alias, Markdown link): {sourcePath, sourceName, displayText, kind, line}. Paginated.",
+		Hints:       readOnly,
+		Access:      reads(note("path")),
+		Core:        true,
+	}, s.ListBacklinks)
+	graph := define(Spec{
+		Name:        "link_graph",
+		Title:       "Local link graph",
+		Description: "The link subgraph around a note: breadth-first to depth hops (default 1, capped at 5), following outbound links and inbound backlinks. Returns {center, depth, nodes, edges}.",
+		Hints:       readOnly,
+		Access:      reads(note("path")),
+		Core:        true,
+	}, s.LinkGraph)
 	return []Tool{out, back, graph}
 }
 

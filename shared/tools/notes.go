@@ -58,16 +58,30 @@ type listNotesIn struct {
 }
 
 func (s *Server) noteTools() []Tool {
-	list := define("list_notes", "List notes",
-		"List notes in the vault, optionally under a folder and filtered by tags, author, modification time, title, content, frontmatter metadata or entities. Paginated: {items, total, offset, limit}.",
-		readOnly, s.ListNotes)
-	read := define("read_note", "Read a note",
-		"Read one note by vault-relative path or by frontmatter id (or an unambiguous prefix of at least 6 characters): content, frontmatter, tags, resolved outgoing links, stat and content_hash (pass it back to writes for compare-and-swap). max_length cuts the content at a paragraph or sentence boundary and sets truncated.",
-		readOnly, s.ReadNote)
-	outline := define("read_outline", "Read a note's outline",
-		"The note's heading outline as {level, title, id, line}; id is the rendered heading anchor. Much cheaper than read_note when you only need structure.",
-		readOnly, s.ReadOutline)
-	list.Profile, read.Profile, outline.Profile = "core", "core", "core"
+	list := define(Spec{
+		Name:        "list_notes",
+		Title:       "List notes",
+		Description: "List notes in the vault, optionally under a folder and filtered by tags, author, modification time, title, content, frontmatter metadata or entities. Paginated: {items, total, offset, limit}.",
+		Hints:       readOnly,
+		Access:      reads(folder("path")),
+		Core:        true,
+	}, s.ListNotes)
+	read := define(Spec{
+		Name:        "read_note",
+		Title:       "Read a note",
+		Description: "Read one note by vault-relative path or by frontmatter id (or an unambiguous prefix of at least 6 characters): content, frontmatter, tags, resolved outgoing links, stat and content_hash (pass it back to writes for compare-and-swap). max_length cuts the content at a paragraph or sentence boundary and sets truncated.",
+		Hints:       readOnly,
+		Access:      reads(note("path")),
+		Core:        true,
+	}, s.ReadNote)
+	outline := define(Spec{
+		Name:        "read_outline",
+		Title:       "Read a note's outline",
+		Description: "The note's heading outline as {level, title, id, line}; id is the rendered heading anchor. Much cheaper than read_note when you only need structure.",
+		Hints:       readOnly,
+		Access:      reads(note("path")),
+		Core:        true,
+	}, s.ReadOutline)
 	return []Tool{list, read, outline}
 }
 

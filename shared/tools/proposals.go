@@ -78,10 +78,7 @@ var proposalSchema = func() *jsonschema.Schema {
 
 // proposable reports whether a tool's calls become proposals for
 // propose-only callers (its output schema then has "proposal").
-func proposable(tool string) bool {
-	a, ok := toolAccess[tool]
-	return ok && a.writes && a.propose == proposeQueue
-}
+func (a access) proposable() bool { return a.writes && a.propose == proposeQueue }
 
 // contentHash is the base hash of a note's content.
 func contentHash(data []byte) string { return "sha256:" + hashOf(data) }
@@ -229,16 +226,29 @@ type rejectProposalOut struct {
 	Rejected bool   `json:"rejected"`
 }
 
+// proposalTools: reviewing proposals needs the right to write directly.
 func (s *Server) proposalTools() []Tool {
-	list := define("list_proposals", "List proposals",
-		"The pending proposals: writes made by propose-only callers, queued until someone who may write applies or rejects them. Each names the write tool, its arguments and the notes it writes; stale ones no longer apply (a target changed). Paginated.",
-		readOnly, s.ListProposals)
-	apply := define("apply_proposal", "Apply a proposal",
-		"Make the write a proposal stands for: its tool is called with its arguments and your rights, and the proposal is removed. Fails with proposal-stale, changing nothing, when a note it writes changed since it was proposed.",
-		hints{destructive: true}, s.ApplyProposal)
-	reject := define("reject_proposal", "Reject a proposal",
-		"Discard a pending proposal without writing anything.",
-		hints{destructive: true, idempotent: true}, s.RejectProposal)
+	list := define(Spec{
+		Name:        "list_proposals",
+		Title:       "List proposals",
+		Description: "The pending proposals: writes made by propose-only callers, queued until someone who may write applies or rejects them. Each names the write tool, its arguments and the notes it writes; stale ones no longer apply (a target changed). Paginated.",
+		Hints:       readOnly,
+		Access:      access{scope: auth.ScopeWrite},
+	}, s.ListProposals)
+	apply := define(Spec{
+		Name:        "apply_proposal",
+		Title:       "Apply a proposal",
+		Description: "Make the write a proposal stands for: its tool is called with its arguments and your rights, and the proposal is removed. Fails with proposal-stale, changing nothing, when a note it writes changed since it was proposed.",
+		Hints:       hints{destructive: true},
+		Access:      access{scope: auth.ScopeWrite, reviews: true, own: true},
+	}, s.ApplyProposal)
+	reject := define(Spec{
+		Name:        "reject_proposal",
+		Title:       "Reject a proposal",
+		Description: "Discard a pending proposal without writing anything.",
+		Hints:       hints{destructive: true, idempotent: true},
+		Access:      access{scope: auth.ScopeWrite, reviews: true, own: true},
+	}, s.RejectProposal)
 	return []Tool{list, apply, reject}
 }
 

@@ -58,10 +58,14 @@ type findReferencesOut struct {
 }
 
 func (s *Server) referenceTools() []Tool {
-	t := define("find_references", "Find where a value or a note is mentioned",
-		"Finds every place a value or a note is mentioned, across all notes.",
-		readOnly, s.FindReferences)
-	t.Profile = "core"
+	t := define(Spec{
+		Name:        "find_references",
+		Title:       "Find where a value or a note is mentioned",
+		Description: "Finds every place a value or a note is mentioned, across all notes.",
+		Hints:       readOnly,
+		Access:      reads(note("path")),
+		Core:        true,
+	}, s.FindReferences)
 	return []Tool{t}
 }
 

@@ -17,12 +17,20 @@ import (
 // links, derived_from_ids provenance and typed frontmatter edges).
 
 func (s *Server) relationTools() []Tool {
-	suggest := define("suggest_links", "Suggest links from unlinked mentions",
-		"Unlinked mentions in a note: other notes' names and aliases that appear in its prose (case-insensitive, whole words; never in code, links, URLs or frontmatter) but are not linked from it yet. Names shared by two or more notes and names under 4 characters are skipped. Paginated {targetPath, name, count}, most mentioned first.",
-		readOnly, s.SuggestLinks)
-	related := define("note_relations", "A note's relations",
-		"What a note is related to, in one view: wiki links (outgoing and incoming), provenance (frontmatter derived_from_ids: sources, notes derived from it, unresolved source ids) and typed edges (frontmatter `relations: {supports: [\"[[X]]\"]}`, both directions). Name the note by id (or a >=6-character prefix) or path. include picks sections (default all); depth 1-3 follows links and provenance further. related_ids lists every related note's id (its path when it has none).",
-		readOnly, s.NoteRelations)
+	suggest := define(Spec{
+		Name:        "suggest_links",
+		Title:       "Suggest links from unlinked mentions",
+		Description: "Unlinked mentions in a note: other notes' names and aliases that appear in its prose (case-insensitive, whole words; never in code, links, URLs or frontmatter) but are not linked from it yet. Names shared by two or more notes and names under 4 characters are skipped. Paginated {targetPath, name, count}, most mentioned first.",
+		Hints:       readOnly,
+		Access:      reads(note("path")),
+	}, s.SuggestLinks)
+	related := define(Spec{
+		Name:        "note_relations",
+		Title:       "A note's relations",
+		Description: "What a note is related to, in one view: wiki links (outgoing and incoming), provenance (frontmatter derived_from_ids: sources, notes derived from it, unresolved source ids) and typed edges (frontmatter `relations: {supports: [\"[[X]]\"]}`, both directions). Name the note by id (or a >=6-character prefix) or path. include picks sections (default all); depth 1-3 follows links and provenance further. related_ids lists every related note's id (its path when it has none).",
+		Hints:       readOnly,
+		Access:      reads(note("path")),
+	}, s.NoteRelations)
 	return []Tool{suggest, related}
 }
 

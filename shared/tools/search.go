@@ -49,10 +49,14 @@ type SearchResult struct {
 }
 
 func (s *Server) searchTools() []Tool {
-	t := define("search", "Search notes",
-		"Full-text search across note titles, aliases, headings, tags and bodies (BM25). Results come best first: {path, title, snippet, score}; score is the BM25 rank, lower (more negative) is better. Filters (tags, author, path_prefix, entities) scope the ranking. Agents asking in sentences should pass match: \"any\". mode semantic ranks by meaning (cosine, higher is better) and hybrid fuses BM25 with it (0-1, higher is better); both need an embeddings provider. mode graph follows wiki-links.",
-		readOnly, s.Search)
-	t.Profile = "core"
+	t := define(Spec{
+		Name:        "search",
+		Title:       "Search notes",
+		Description: "Full-text search across note titles, aliases, headings, tags and bodies (BM25). Results come best first: {path, title, snippet, score}; score is the BM25 rank, lower (more negative) is better. Filters (tags, author, path_prefix, entities) scope the ranking. Agents asking in sentences should pass match: \"any\". mode semantic ranks by meaning (cosine, higher is better) and hybrid fuses BM25 with it (0-1, higher is better); both need an embeddings provider. mode graph follows wiki-links.",
+		Hints:       readOnly,
+		Access:      reads(),
+		Core:        true,
+	}, s.Search)
 	return []Tool{t}
 }
 

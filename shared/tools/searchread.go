@@ -93,10 +93,14 @@ type sarState struct {
 }
 
 func (s *Server) searchReadTools() []Tool {
-	t := define(searchAndReadName, "Search and read notes",
-		"Search a vault and return the top-k full notes in one call, instead of a search followed by read_note. Ranking is any-term BM25 (stopwords dropped, title and heading matches weighted up), the lane for questions in sentences, fused with semantic (vector) ranking when an embeddings provider is configured; quotes, OR, NOT or a leading - switch to search's query language (BM25 only). mode=note (default) returns each note's frontmatter and body; mode=section returns the heading section each hit matched. Every item carries chunk_id, the chunk it was ranked by (pass it to record_retrieval_feedback). k is at most 20. The result is held under the server's byte budget, shared equally across the notes: a note over its share is cut and marked truncated: true with size_bytes (its full size); fetch it whole with read_note. Anything that still does not fit comes back with next_cursor: repeat the same call plus cursor until it is null. An item that cannot be returned is a per-item error with its rank. A cursor is bound to the caller, the tool and these exact arguments, and expires. response_format=concise returns {path, rank, score, body, content_hash, chunk_id} per note, without frontmatter; size_bytes and truncated appear only on a truncated item, and section_resolved only when false.",
-		hints{readOnly: true}, s.SearchAndRead)
-	t.Profile = "core"
+	t := define(Spec{
+		Name:        searchAndReadName,
+		Title:       "Search and read notes",
+		Description: "Search a vault and return the top-k full notes in one call, instead of a search followed by read_note. Ranking is any-term BM25 (stopwords dropped, title and heading matches weighted up), the lane for questions in sentences, fused with semantic (vector) ranking when an embeddings provider is configured; quotes, OR, NOT or a leading - switch to search's query language (BM25 only). mode=note (default) returns each note's frontmatter and body; mode=section returns the heading section each hit matched. Every item carries chunk_id, the chunk it was ranked by (pass it to record_retrieval_feedback). k is at most 20. The result is held under the server's byte budget, shared equally across the notes: a note over its share is cut and marked truncated: true with size_bytes (its full size); fetch it whole with read_note. Anything that still does not fit comes back with next_cursor: repeat the same call plus cursor until it is null. An item that cannot be returned is a per-item error with its rank. A cursor is bound to the caller, the tool and these exact arguments, and expires. response_format=concise returns {path, rank, score, body, content_hash, chunk_id} per note, without frontmatter; size_bytes and truncated appear only on a truncated item, and section_resolved only when false.",
+		Hints:       hints{readOnly: true},
+		Access:      reads(),
+		Core:        true,
+	}, s.SearchAndRead)
 	return []Tool{t, s.feedbackTool()}
 }
 

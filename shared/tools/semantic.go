@@ -28,23 +28,16 @@ import (
 // with the spec's "not configured" error (kind unsupported) without an
 // embeddings provider.
 
-// Paid tools spend on the user's embeddings or LLM key; they share a
-// per-identity sliding-window limit (spec/lettuce-errors-and-limits.txt).
-var paidTools = map[string]bool{
-	"semantic_search": true, "related_notes": true, "find_duplicates": true,
-	"reindex_embeddings": true, "topic_map": true, "answer": true, "eval": true,
-	"lint_semantic": true, "wiki_maintain": true, "suggest_tags": true,
-	"ingest_url": true, "ingest_file": true,
-}
-
 // PaidCallsPerMinute is the spec's limit on paid tools, per identity.
 const PaidCallsPerMinute = 60
 
-// limitPaid wraps the handler of every paid tool with the rate limit. A
-// refused call returns kind rate-limited with retry_after_ms.
+// limitPaid wraps the handler of every paid tool (Spec.Paid: it spends on
+// the user's embeddings or LLM key) with the per-identity sliding-window
+// limit (spec/lettuce-errors-and-limits.txt). A refused call returns kind
+// rate-limited with retry_after_ms.
 func (s *Server) limitPaid(ts []Tool) []Tool {
 	for i, t := range ts {
-		if !paidTools[t.Tool.Name] || s.limiter == nil {
+		if !t.Spec.Paid || s.limiter == nil {
 			continue
 		}
 		next, name := t.Handler, t.Tool.Name
@@ -156,21 +149,51 @@ func (s *Server) semanticTools() []Tool {
 	// closed-world, like search.
 	paid := readOnly
 	return []Tool{
-		define("semantic_search", "Semantic search",
-			"Vector search: finds notes by meaning, not just keyword overlap, by embedding the query and ranking notes by cosine similarity of their best passage. Use search for exact terms, semantic_search for \"notes about X\". hybrid: true fuses vector and BM25 ranking (weighted score fusion). Returns the same {path, title, snippet, score} page shape as search; score is the cosine similarity, or the fused score (0-1) in hybrid mode: higher is better. Changed notes are re-embedded before the query. Requires an embeddings provider; without one the error kind is unsupported (not configured).",
-			paid, s.SemanticSearch),
-		define("related_notes", "Related notes",
-			"Notes semantically nearest to a given note that it is not already linked to (either direction): a meaning-based \"suggest links\". Returns {path, title, snippet, score} (cosine similarity of the notes' mean passage vectors), the note itself and already-linked notes excluded. Requires an embeddings provider.",
-			paid, s.RelatedNotes),
-		define("find_duplicates", "Find near-duplicate notes",
-			"Near-duplicate pages: every pair of notes whose embeddings (the mean of each note's passage vectors) reach a cosine threshold (default 0.9), highest similarity first. Merge candidates for a health pass. Compares every pair: fine up to a few thousand notes. Requires an embeddings provider.",
-			paid, s.FindDuplicates),
-		define("topic_map", "Topic map",
-			"Cluster the vault by embedding similarity into topics (notes joined when their mean passage vectors reach threshold, default 0.85; clusters are the connected components) and flag clusters with no hub page, so you can create an index note that threads them into the graph. Returns {clusters, missingHubs}; each cluster is {notes, size, hasHub, sharedTags}; hasHub means a member is linked to by at least two others. Requires an embeddings provider.",
-			paid, s.TopicMap),
-		define("reindex_embeddings", "Reindex embeddings",
-			"Force a reconcile of the semantic index: re-embeds new and changed notes (only passages whose text changed go to the provider) and prunes deleted ones. Rarely needed: semantic tools do this before every query. Returns {notes, passages}: how many were (re)embedded. Requires an embeddings provider.",
-			paid, s.ReindexEmbeddings),
+		define(Spec{
+			Name:        "semantic_search",
+			Title:       "Semantic search",
+			Description: "Vector search: finds notes by meaning, not just keyword overlap, by embedding the query and ranking notes by cosine similarity of their best passage. Use search for exact terms, semantic_search for \"notes about X\". hybrid: true fuses vector and BM25 ranking (weighted score fusion). Returns the same {path, title, snippet, score} page shape as search; score is the cosine similarity, or the fused score (0-1) in hybrid mode: higher is better. Changed notes are re-embedded before the query. Requires an embeddings provider; without one the error kind is unsupported (not configured).",
+			Hints:       paid,
+			Access:      reads(),
+			Paid:        true,
+			Needs:       Needs{Embeddings: true},
+		}, s.SemanticSearch),
+		define(Spec{
+			Name:        "related_notes",
+			Title:       "Related notes",
+			Description: "Notes semantically nearest to a given note that it is not already linked to (either direction): a meaning-based \"suggest links\". Returns {path, title, snippet, score} (cosine similarity of the notes' mean passage vectors), the note itself and already-linked notes excluded. Requires an embeddings provider.",
+			Hints:       paid,
+			Access:      reads(note("path")),
+			Paid:        true,
+			Needs:       Needs{Embeddings: true},
+		}, s.RelatedNotes),
+		define(Spec{
+			Name:        "find_duplicates",
+			Title:       "Find near-duplicate notes",
+			Description: "Near-duplicate pages: every pair of notes whose embeddings (the mean of each note's passage vectors) reach a cosine threshold (default 0.9), highest similarity first. Merge candidates for a health pass. Compares every pair: fine up to a few thousand notes. Requires an embeddings provider.",
+			Hints:       paid,
+			Access:      reads(),
+			Paid:        true,
+			Needs:       Needs{Embeddings: true},
+		}, s.FindDuplicates),
+		define(Spec{
+			Name:        "topic_map",
+			Title:       "Topic map",
+			Description: "Cluster the vault by embedding similarity into topics (notes joined when their mean passage vectors reach threshold, default 0.85; clusters are the connected components) and flag clusters with no hub page, so you can create an index note that threads them into the graph. Returns {clusters, missingHubs}; each cluster is {notes, size, hasHub, sharedTags}; hasHub means a member is linked to by at least two others. Requires an embeddings provider.",
+			Hints:       paid,
+			Access:      reads(),
+			Paid:        true,
+			Needs:       Needs{Embeddings: true},
+		}, s.TopicMap),
+		define(Spec{
+			Name:        "reindex_embeddings",
+			Title:       "Reindex embeddings",
+			Description: "Force a reconcile of the semantic index: re-embeds new and changed notes (only passages whose text changed go to the provider) and prunes deleted ones. Rarely needed: semantic tools do this before every query. Returns {notes, passages}: how many were (re)embedded. Requires an embeddings provider.",
+			Hints:       paid,
+			Access:      access{scope: auth.ScopeAdmin, whole: true, own: true},
+			Paid:        true,
+			Needs:       Needs{Embeddings: true},
+		}, s.ReindexEmbeddings),
 	}
 }
 

@@ -344,27 +344,25 @@ func (s *Server) budget() int {
 	return DefaultMaxResponseBytes
 }
 
-// coreTools are the dozen most used tools, the "core" profile.
-var coreTools = []string{
-	"get_vault_info", "list_notes", "read_note", "read_outline", "search",
-	"list_backlinks", "list_outgoing_links", "list_tags", "notes_by_tag",
-	"link_graph", "search_and_read", "find_references",
-}
-
 // MCPServer builds an mcp-go server with the tools of a profile ("core" or
 // "full"; "" means full).
 func (s *Server) MCPServer(version, profile string) (*server.MCPServer, error) {
 	if profile != "" && profile != "core" && profile != "full" {
 		return nil, fmt.Errorf("unknown tool profile %q (core or full)", profile)
 	}
+	ts := s.Tools()
+	core := map[string]bool{}
+	for _, t := range ts {
+		core[t.Tool.Name] = t.Spec.Core
+	}
 	srv := server.NewMCPServer("sheaf", version,
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
-		server.WithToolFilter(profileFilter),
+		server.WithToolFilter(profileFilter(core)),
 	)
-	for _, t := range s.Tools() {
-		if profile == "core" && !slices.Contains(coreTools, t.Tool.Name) {
+	for _, t := range ts {
+		if profile == "core" && !t.Spec.Core {
 			continue
 		}
 		srv.AddTool(t.Tool, t.Handler)
@@ -374,11 +372,13 @@ func (s *Server) MCPServer(version, profile string) (*server.MCPServer, error) {
 
 // profileFilter lists only the core tools to a caller whose credential is
 // limited to the core profile (the guard refuses the others).
-func profileFilter(ctx context.Context, ts []mcp.Tool) []mcp.Tool {
-	if auth.IdentityFrom(ctx).Profile != auth.ProfileCore {
-		return ts
+func profileFilter(core map[string]bool) server.ToolFilterFunc {
+	return func(ctx context.Context, ts []mcp.Tool) []mcp.Tool {
+		if auth.IdentityFrom(ctx).Profile != auth.ProfileCore {
+			return ts
+		}
+		return slices.DeleteFunc(ts, func(t mcp.Tool) bool { return !core[t.Name] })
 	}
-	return slices.DeleteFunc(ts, func(t mcp.Tool) bool { return !slices.Contains(coreTools, t.Name) })
 }
 
 const instructions = `Sheaf serves a vault of Markdown notes (frontmatter, #tags, [[wikilinks]], headings).

@@ -35,16 +35,29 @@ type listFoldersOut struct {
 }
 
 func (s *Server) tagTools() []Tool {
-	tags := define("list_tags", "List tags",
-		"Every tag in the vault (frontmatter and inline #tags, nested tags with their ancestors) with how many notes carry it. Paginated: {items: [{tag, count}], total}.",
-		readOnly, s.ListTags)
-	byTag := define("notes_by_tag", "Notes by tag",
-		"The notes carrying a tag or any nested descendant of it. Paginated note summaries.",
-		readOnly, s.NotesByTag)
-	folders := define("list_folders", "List folders",
-		"All folder paths in the vault, empty ones too, excluding hidden folders such as .obsidian and .trash.",
-		readOnly, s.ListFolders)
-	tags.Profile, byTag.Profile = "core", "core"
+	tags := define(Spec{
+		Name:        "list_tags",
+		Title:       "List tags",
+		Description: "Every tag in the vault (frontmatter and inline #tags, nested tags with their ancestors) with how many notes carry it. Paginated: {items: [{tag, count}], total}.",
+		Hints:       readOnly,
+		Access:      reads(),
+		Core:        true,
+	}, s.ListTags)
+	byTag := define(Spec{
+		Name:        "notes_by_tag",
+		Title:       "Notes by tag",
+		Description: "The notes carrying a tag or any nested descendant of it. Paginated note summaries.",
+		Hints:       readOnly,
+		Access:      reads(),
+		Core:        true,
+	}, s.NotesByTag)
+	folders := define(Spec{
+		Name:        "list_folders",
+		Title:       "List folders",
+		Description: "All folder paths in the vault, empty ones too, excluding hidden folders such as .obsidian and .trash.",
+		Hints:       readOnly,
+		Access:      reads(folder("path")),
+	}, s.ListFolders)
 	return []Tool{tags, byTag, folders}
 }
 

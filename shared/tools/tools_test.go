@@ -73,7 +73,7 @@ type probeOut struct {
 
 func callProbe(t *testing.T, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
-	tool := define("probe", "Probe", "test", readOnly, func(_ context.Context, a probeIn) (*probeOut, error) {
+	tool := define(Spec{Name: "probe", Title: "Probe", Description: "test", Hints: readOnly}, func(_ context.Context, a probeIn) (*probeOut, error) {
 		if a.Path == "panic" {
 			panic("kaboom")
 		}

@@ -56,10 +56,14 @@ type vaultInfoOut struct {
 }
 
 func (s *Server) vaultTools() []Tool {
-	t := define("get_vault_info", "Vault info",
-		"Vault root, note count, index time, the AGENTS.md brief and immutable prefixes, plus what you can do (capabilities) and whether work is waiting or indexing is still running (liveness). Call it first on connect.",
-		readOnly, s.VaultInfo)
-	t.Profile = "core"
+	t := define(Spec{
+		Name:        "get_vault_info",
+		Title:       "Vault info",
+		Description: "Vault root, note count, index time, the AGENTS.md brief and immutable prefixes, plus what you can do (capabilities) and whether work is waiting or indexing is still running (liveness). Call it first on connect.",
+		Hints:       readOnly,
+		Access:      reads(),
+		Core:        true,
+	}, s.VaultInfo)
 	return []Tool{t}
 }
 

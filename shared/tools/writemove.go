@@ -14,9 +14,15 @@ import (
 )
 
 func (s *Server) moveTools() []Tool {
-	return []Tool{define("move_note", "Move or rename a note",
-		"Move or rename a note and rewrite every link that pointed to it, in every note, keeping each link's own form: a file-name link stays a file name, a path a path, a relative path is recomputed, and .md, percent-encoding, #heading, #^block, |alias, embeds and Markdown titles are kept; a link to another note that the new name would make ambiguous is lengthened to keep pointing there. Returns what it rewrote. Each note is rewritten whole or not at all, compare-and-swap on its content; the move itself is conditional on the note not changing (expected_hash: on the version you read). dry_run: true reports the rewrites without writing. Fails with note-exists if new_path is taken.",
-		idempotentWrites, s.MoveNote)}
+	return []Tool{define(Spec{
+		Name:        "move_note",
+		Title:       "Move or rename a note",
+		Description: "Move or rename a note and rewrite every link that pointed to it, in every note, keeping each link's own form: a file-name link stays a file name, a path a path, a relative path is recomputed, and .md, percent-encoding, #heading, #^block, |alias, embeds and Markdown titles are kept; a link to another note that the new name would make ambiguous is lengthened to keep pointing there. Returns what it rewrote. Each note is rewritten whole or not at all, compare-and-swap on its content; the move itself is conditional on the note not changing (expected_hash: on the version you read). dry_run: true reports the rewrites without writing. Fails with note-exists if new_path is taken.",
+		Hints:       idempotentWrites,
+		// A move rewrites links in other notes, which a proposal pinned
+		// to one note's base hash cannot hold.
+		Access: edits(proposeRefuse, note("path"), note("new_path")),
+	}, s.MoveNote)}
 }
 
 type MoveNoteIn struct {

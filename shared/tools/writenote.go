@@ -27,18 +27,34 @@ var (
 
 func (s *Server) writeTools() []Tool {
 	return []Tool{
-		define("write_note", "Write a note",
-			"Create, overwrite or append to a Markdown note. mode create (default) makes a new note and fails with note-exists if one is there; overwrite replaces the whole note and needs expected_hash, the content_hash read_note returned; append adds content on a new line at the end (expected_hash optional; idempotency_key makes a retried append land once). A note that changed since expected_hash is not written: proposal-stale with current_hash. Notes under the vault's immutable prefixes (get_vault_info.immutablePaths) can only be created. Every write is logged in log.md, and this server's search and lists show it when the call returns (index.state).",
-			writeHints, s.WriteNote),
-		define("apply_edits", "Apply find-and-replace edits",
-			"Surgical edits to one note: each edit's find must occur exactly once in the note (as left by the edits before it), or the whole call changes nothing and fails with edit-not-unique, saying which edit matched how many times (matches). Safer than rewriting a note: a concurrent change elsewhere in the note does not conflict. expected_hash (read_note's content_hash) makes the call fail with proposal-stale if the note changed at all.",
-			writeHints, s.ApplyEdits),
-		define("patch_section", "Patch a section",
-			"Edit one part of a note, everything else kept byte for byte: a section by heading path (heading_path: [\"Plan\", \"Risks\"] is the Risks heading under Plan; a heading's id from read_outline as [\"#risks-1\"] picks one of several alike), a block by its ^id, or a frontmatter key's value (content is then a YAML value). operation: replace (the section's text under its heading, the block's text, the key's value), append or prepend (at the end or start of it; for a frontmatter list, items), insert_before or insert_after (around the whole section or block). A target that does not match is target-not-found and nothing is written: a missing heading is never created; several matches are edit-not-unique with candidates.",
-			writeHints, s.PatchSection),
-		define("delete_note", "Delete a note",
-			"Delete a note: it moves to the vault's trash (.sheaf/trash/<time>/<path>, restorable with `sheaf restore` or by moving the file back) and leaves the vault's lists, search and graph. Needs confirm: true (else confirmation-required). expected_hash makes it fail with proposal-stale if the note changed since read. Links to it are left as they are (lint reports them).",
-			idempotentWrites, s.DeleteNote),
+		define(Spec{
+			Name:        "write_note",
+			Title:       "Write a note",
+			Description: "Create, overwrite or append to a Markdown note. mode create (default) makes a new note and fails with note-exists if one is there; overwrite replaces the whole note and needs expected_hash, the content_hash read_note returned; append adds content on a new line at the end (expected_hash optional; idempotency_key makes a retried append land once). A note that changed since expected_hash is not written: proposal-stale with current_hash. Notes under the vault's immutable prefixes (get_vault_info.immutablePaths) can only be created. Every write is logged in log.md, and this server's search and lists show it when the call returns (index.state).",
+			Hints:       writeHints,
+			Access:      edits(proposeQueue, note("path")),
+		}, s.WriteNote),
+		define(Spec{
+			Name:        "apply_edits",
+			Title:       "Apply find-and-replace edits",
+			Description: "Surgical edits to one note: each edit's find must occur exactly once in the note (as left by the edits before it), or the whole call changes nothing and fails with edit-not-unique, saying which edit matched how many times (matches). Safer than rewriting a note: a concurrent change elsewhere in the note does not conflict. expected_hash (read_note's content_hash) makes the call fail with proposal-stale if the note changed at all.",
+			Hints:       writeHints,
+			Access:      edits(proposeQueue, note("path")),
+		}, s.ApplyEdits),
+		define(Spec{
+			Name:        "patch_section",
+			Title:       "Patch a section",
+			Description: "Edit one part of a note, everything else kept byte for byte: a section by heading path (heading_path: [\"Plan\", \"Risks\"] is the Risks heading under Plan; a heading's id from read_outline as [\"#risks-1\"] picks one of several alike), a block by its ^id, or a frontmatter key's value (content is then a YAML value). operation: replace (the section's text under its heading, the block's text, the key's value), append or prepend (at the end or start of it; for a frontmatter list, items), insert_before or insert_after (around the whole section or block). A target that does not match is target-not-found and nothing is written: a missing heading is never created; several matches are edit-not-unique with candidates.",
+			Hints:       writeHints,
+			Access:      edits(proposeQueue, note("path")),
+		}, s.PatchSection),
+		define(Spec{
+			Name:        "delete_note",
+			Title:       "Delete a note",
+			Description: "Delete a note: it moves to the vault's trash (.sheaf/trash/<time>/<path>, restorable with `sheaf restore` or by moving the file back) and leaves the vault's lists, search and graph. Needs confirm: true (else confirmation-required). expected_hash makes it fail with proposal-stale if the note changed since read. Links to it are left as they are (lint reports them).",
+			Hints:       idempotentWrites,
+			Access:      edits(proposeQueue, note("path")),
+		}, s.DeleteNote),
 	}
 }
 

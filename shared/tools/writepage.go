@@ -14,12 +14,20 @@ import (
 
 func (s *Server) pageTools() []Tool {
 	return []Tool{
-		define("complete_directive", "Complete a directive",
-			"Mark a pending > [!ai] directive done: the marker on its line becomes > [!ai-done] (nothing else changes) and any worker's lease on it is released. path and line as pending_directives or await_directives returned them; title, if given, must still match. A line that no longer holds that pending directive (the note changed) is target-not-found: list the directives again. Completing one already done succeeds with already_done: true.",
-			additiveOnce, s.CompleteDirective),
-		define("file_page", "File an answer as a page",
-			"Bank an answer (from answer, or your own synthesis) as a new note: a title heading, your content, a Sources section linking every cited note (with its quote), and provenance in the frontmatter (question, derived_from paths, derived_from_ids of cited notes that have an id, filed_by and filed_at). Creates only: note-exists if path is taken. Cited notes must exist.",
-			additiveOnce, s.FilePage),
+		define(Spec{
+			Name:        "complete_directive",
+			Title:       "Complete a directive",
+			Description: "Mark a pending > [!ai] directive done: the marker on its line becomes > [!ai-done] (nothing else changes) and any worker's lease on it is released. path and line as pending_directives or await_directives returned them; title, if given, must still match. A line that no longer holds that pending directive (the note changed) is target-not-found: list the directives again. Completing one already done succeeds with already_done: true.",
+			Hints:       additiveOnce,
+			Access:      edits(proposeQueue, note("path")),
+		}, s.CompleteDirective),
+		define(Spec{
+			Name:        "file_page",
+			Title:       "File an answer as a page",
+			Description: "Bank an answer (from answer, or your own synthesis) as a new note: a title heading, your content, a Sources section linking every cited note (with its quote), and provenance in the frontmatter (question, derived_from paths, derived_from_ids of cited notes that have an id, filed_by and filed_at). Creates only: note-exists if path is taken. Cited notes must exist.",
+			Hints:       additiveOnce,
+			Access:      edits(proposeQueue, note("path")),
+		}, s.FilePage),
 	}
 }
 
