@@ -174,7 +174,7 @@ func TestEveryToolDeclaresAccess(t *testing.T) {
 			t.Errorf("%s has no access declaration", tl.Tool.Name)
 		}
 	}
-	noop := func(context.Context, vaultInfoIn) (*rejectProposalOut, error) { return nil, nil }
+	noop := func(context.Context, struct{ VaultArg }) (*rejectProposalOut, error) { return nil, nil }
 	for name, bad := range map[string]func() Tool{
 		"undeclared": func() Tool {
 			return define(Spec{Name: "no_such_tool", Title: "x", Description: "x", Hints: readOnly}, noop)

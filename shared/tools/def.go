@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"github.com/sheaf-dev/sheaf/shared/core"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -78,13 +80,10 @@ func define[In, Out any](sp Spec, fn func(ctx context.Context, in In) (*Out, err
 	handler := func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
 		c := callFrom(ctx)
 		if c == nil {
-			c = &call{}
+			c = core.NewCall(0)
 			ctx = withCall(ctx, c)
 		}
-		budget := c.budget
-		if budget <= 0 {
-			budget = DefaultMaxResponseBytes
-		}
+		budget := c.Budget()
 		defer func() {
 			// A bug must surface as the spec's internal kind, not a protocol error.
 			if r := recover(); r != nil {
@@ -99,8 +98,8 @@ func define[In, Out any](sp Spec, fn func(ctx context.Context, in In) (*Out, err
 		if terr != nil {
 			return errorResult(terr), nil
 		}
-		if c.propose != nil { // a propose-only caller: queue the call, write nothing
-			ref, err := c.propose(ctx)
+		if propose := proposerFrom(ctx); propose != nil { // a propose-only caller: queue the call, write nothing
+			ref, err := propose(ctx)
 			if err != nil {
 				return errorResult(toError(err)), nil
 			}
@@ -114,13 +113,13 @@ func define[In, Out any](sp Spec, fn func(ctx context.Context, in In) (*Out, err
 			}
 			return errorResult(te), nil
 		}
-		cov := any(out).(covered).coverage()
-		ix, unindexed := c.indexed()
+		cov := any(out).(covered).Covered()
+		ix, unindexed, lagging := c.Coverage()
 		if ix != nil {
 			cov.Partial, cov.Indexing = true, ix
 		}
 		cov.Unindexed = unindexed
-		cov.Lagging = c.lagged()
+		cov.Lagging = lagging
 		return fitResult(name, out, budget), nil
 	}
 	return Tool{Tool: tool, Handler: handler, Spec: sp}
