@@ -32,31 +32,31 @@ const SearchTimeout = 10 * time.Second
 
 // boundedText bounds the reads of a text index by timeout.
 type boundedText struct {
-	textindex.Index
+	textindex.Reader
 	timeout time.Duration
 }
 
-// Search implements textindex.Index.
+// Search implements textindex.Reader.
 func (b boundedText) Search(ctx context.Context, q textindex.Query, opts textindex.Options) (textindex.Result, error) {
 	bctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
-	res, err := b.Index.Search(bctx, q, opts)
+	res, err := b.Reader.Search(bctx, q, opts)
 	return res, b.explain(ctx, bctx, err)
 }
 
-// Ask implements textindex.Index.
+// Ask implements textindex.Reader.
 func (b boundedText) Ask(ctx context.Context, q textindex.Question, opts textindex.Options) (textindex.Result, error) {
 	bctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
-	res, err := b.Index.Ask(bctx, q, opts)
+	res, err := b.Reader.Ask(bctx, q, opts)
 	return res, b.explain(ctx, bctx, err)
 }
 
-// Paths implements textindex.Index.
+// Paths implements textindex.Reader.
 func (b boundedText) Paths(ctx context.Context) (map[string]time.Time, error) {
 	bctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
-	paths, err := b.Index.Paths(bctx)
+	paths, err := b.Reader.Paths(bctx)
 	return paths, b.explain(ctx, bctx, err)
 }
 
@@ -133,7 +133,7 @@ func OpenCloud(ctx context.Context, c *Config, log *slog.Logger) (*Cloud, error)
 	// written to Meilisearch) until the indexer has caught up with them.
 	overlay := &indexer.Overlay{Base: catalogs, Store: st, Text: text, MaxNoteBytes: c.MaxNoteBytes}
 	v := &core.Vault{
-		ID: id, Root: sc.URL(), Store: st, Text: boundedText{Index: text, timeout: SearchTimeout},
+		ID: id, Root: sc.URL(), Store: st, Text: boundedText{Reader: text, timeout: SearchTimeout},
 		Catalogs: overlay, Reindex: overlay, Ledger: c.Ledger,
 		Lagging: func() []core.Lag {
 			var out []core.Lag

@@ -66,7 +66,7 @@ type Vault struct {
 	ID       string // the `vault` argument's value; ^[a-z0-9_-]+$
 	Root     string // shown by get_vault_info (a folder or s3://bucket/prefix)
 	Store    store.Store
-	Text     textindex.Index
+	Text     textindex.Reader // the tools never write an index
 	Catalogs Catalogs
 	Status   func() IndexStatus // nil: always ready
 	// Ready returns a channel closed when the current index pass is done,
@@ -78,7 +78,7 @@ type Vault struct {
 
 	// Semantic retrieval; all nil when no embeddings provider is set up.
 	Embedder   embed.Embedder
-	Vectors    vectors.Index
+	Vectors    vectors.Reader
 	Embeddings Embeddings
 	// LLM is the chat model of answer, expand, lint_semantic, suggest_tags
 	// and eval's faithfulness; nil when none is set up. Reranker, when set,

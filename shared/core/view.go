@@ -346,11 +346,11 @@ func (s scopedStore) Folders(ctx context.Context, prefix string) ([]string, erro
 // scopedText ranks visible notes only: the filter is part of the query, so
 // the index scores and counts nothing else.
 type scopedText struct {
-	inner textindex.Index
+	inner textindex.Reader
 	vw    *Vault
 }
 
-// Search implements textindex.Index.
+// Search implements textindex.Reader.
 func (t scopedText) Search(ctx context.Context, q textindex.Query, opts textindex.Options) (textindex.Result, error) {
 	visible, err := t.vw.visiblePaths(ctx)
 	if err != nil {
@@ -360,7 +360,7 @@ func (t scopedText) Search(ctx context.Context, q textindex.Query, opts textinde
 	return t.inner.Search(ctx, q, opts)
 }
 
-// Ask implements textindex.Index, with the same mandatory filter.
+// Ask implements textindex.Reader, with the same mandatory filter.
 func (t scopedText) Ask(ctx context.Context, q textindex.Question, opts textindex.Options) (textindex.Result, error) {
 	visible, err := t.vw.visiblePaths(ctx)
 	if err != nil {
@@ -370,7 +370,7 @@ func (t scopedText) Ask(ctx context.Context, q textindex.Question, opts textinde
 	return t.inner.Ask(ctx, q, opts)
 }
 
-// Paths implements textindex.Index.
+// Paths implements textindex.Reader.
 func (t scopedText) Paths(ctx context.Context) (map[string]time.Time, error) {
 	all, err := t.inner.Paths(ctx)
 	if err != nil {
@@ -380,22 +380,9 @@ func (t scopedText) Paths(ctx context.Context) (map[string]time.Time, error) {
 	return all, nil
 }
 
-// Upsert implements textindex.Index; the tools never write the index.
-func (t scopedText) Upsert(ctx context.Context, docs ...textindex.Doc) error {
-	return t.inner.Upsert(ctx, docs...)
-}
-
-// Delete implements textindex.Index.
-func (t scopedText) Delete(ctx context.Context, paths ...string) error {
-	return t.inner.Delete(ctx, paths...)
-}
-
-// Close implements textindex.Index: a view closes nothing.
-func (t scopedText) Close() error { return nil }
-
 // scopedVectors searches visible notes' passages only.
 type scopedVectors struct {
-	inner vectors.Index
+	inner vectors.Reader
 	vw    *Vault
 }
 
@@ -408,7 +395,7 @@ func (x scopedVectors) narrow(ctx context.Context, f vectors.Filter) (vectors.Fi
 	return f, nil
 }
 
-// Search implements vectors.Index.
+// Search implements vectors.Reader.
 func (x scopedVectors) Search(ctx context.Context, q []float32, k int, f vectors.Filter) ([]vectors.Hit, error) {
 	f, err := x.narrow(ctx, f)
 	if err != nil {
@@ -417,7 +404,7 @@ func (x scopedVectors) Search(ctx context.Context, q []float32, k int, f vectors
 	return x.inner.Search(ctx, q, k, f)
 }
 
-// SearchNotes implements vectors.Index.
+// SearchNotes implements vectors.Reader.
 func (x scopedVectors) SearchNotes(ctx context.Context, q []float32, k int, f vectors.Filter) ([]vectors.Hit, error) {
 	f, err := x.narrow(ctx, f)
 	if err != nil {
@@ -426,7 +413,7 @@ func (x scopedVectors) SearchNotes(ctx context.Context, q []float32, k int, f ve
 	return x.inner.SearchNotes(ctx, q, k, f)
 }
 
-// Hashes implements vectors.Index: a hidden note has no vectors.
+// Hashes implements vectors.Reader: a hidden note has no vectors.
 func (x scopedVectors) Hashes(ctx context.Context, p string) (map[string][]float32, error) {
 	if !x.vw.scope.folders.Allows(p) {
 		return map[string][]float32{}, nil
@@ -434,7 +421,7 @@ func (x scopedVectors) Hashes(ctx context.Context, p string) (map[string][]float
 	return x.inner.Hashes(ctx, p)
 }
 
-// Notes implements vectors.Index.
+// Notes implements vectors.Reader.
 func (x scopedVectors) Notes(ctx context.Context) (map[string]string, error) {
 	all, err := x.inner.Notes(ctx)
 	if err != nil {
@@ -444,26 +431,8 @@ func (x scopedVectors) Notes(ctx context.Context) (map[string]string, error) {
 	return all, nil
 }
 
-// Space implements vectors.Index.
+// Space implements vectors.Reader.
 func (x scopedVectors) Space(ctx context.Context) (vectors.Space, error) { return x.inner.Space(ctx) }
-
-// Reset implements vectors.Index.
-func (x scopedVectors) Reset(ctx context.Context, sp vectors.Space) error {
-	return x.inner.Reset(ctx, sp)
-}
-
-// Upsert implements vectors.Index.
-func (x scopedVectors) Upsert(ctx context.Context, points ...vectors.Point) error {
-	return x.inner.Upsert(ctx, points...)
-}
-
-// Delete implements vectors.Index.
-func (x scopedVectors) Delete(ctx context.Context, paths ...string) error {
-	return x.inner.Delete(ctx, paths...)
-}
-
-// Close implements vectors.Index: a view closes nothing.
-func (x scopedVectors) Close() error { return nil }
 
 // scopedEmbeddings refreshes the whole vault's vectors (they serve every
 // caller, and a refresh given a filtered catalog would prune the hidden
