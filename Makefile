@@ -44,7 +44,7 @@ unit:
 
 # The race detector over the concurrent parts (indexer, catalog, stores, tools).
 race:
-	$(GO) test -race -short -count=1 -timeout 15m ./indexer/ ./shared/vault/ ./shared/store/... ./shared/tools/ ./shared/textindex/... ./shared/vectors/... ./shared/embed/ ./shared/auth/... ./shared/llm/... ./functions/internal/...
+	$(GO) test -race -short -count=1 -timeout 15m ./indexer/ ./shared/vault/ ./shared/store/... ./shared/core/ ./shared/tools/ ./shared/textindex/... ./shared/vectors/... ./shared/embed/ ./shared/auth/... ./shared/llm/... ./functions/internal/...
 
 smoke: build
 	@test -d infra/smoke/node_modules || npm --prefix infra/smoke install --no-audit --no-fund --loglevel=error
@@ -92,8 +92,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzQuote -fuzztime 15s ./shared/textindex/meili/
 	$(GO) test -run '^$$' -fuzz FuzzParseURL -fuzztime 15s ./shared/vectors/qdrant/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeEvent -fuzztime 15s ./indexer/
-	$(GO) test -run '^$$' -fuzz FuzzValidateGrounding -fuzztime 15s ./shared/tools/
-	$(GO) test -run '^$$' -fuzz FuzzPageEnd -fuzztime 15s ./shared/tools/
+	$(GO) test -run '^$$' -fuzz FuzzValidateGrounding -fuzztime 15s ./shared/core/
+	$(GO) test -run '^$$' -fuzz FuzzPageEnd -fuzztime 15s ./shared/core/
 	$(GO) test -run '^$$' -fuzz FuzzExplainArgs -fuzztime 15s ./shared/tools/
 	$(GO) test -run '^$$' -fuzz FuzzEmbeddingsBody -fuzztime 15s ./infra/embedder/
 	$(GO) test -run '^$$' -fuzz FuzzInvoke -fuzztime 15s ./functions/internal/lambdahttp/
