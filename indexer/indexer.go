@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sheaf-dev/sheaf/shared/history"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -86,12 +87,17 @@ type Indexer struct {
 	// Watch's timing (zero values: the defaults): a changed file is
 	// indexed after WatchQuiet of quiet (DefaultWatchQuiet), at the latest
 	// WatchMaxWait after it was seen (DefaultWatchMaxWait); the vault is
-	// walked and reconciled every ReconcileEvery (DefaultReconcileEvery;
-	// negative: never).
+	// walked and reconciled when Watch starts, then every ReconcileEvery
+	// (DefaultReconcileEvery; negative: never again).
 	WatchQuiet, WatchMaxWait, ReconcileEvery time.Duration
 
 	unapplied    atomic.Int64 // changes Watch has seen and not applied yet
 	pendingSince atomic.Int64 // when the oldest of them was seen (Unix ns)
+
+	// History, when set, hears of every note the indexer reads and every
+	// note it finds gone, so that changes made outside Sheaf (an editor, a
+	// sync client) become versions (folder vaults; S3 keeps them itself).
+	History history.Observer
 
 	// CheckpointEvery is how often a long Sync saves the catalog snapshot
 	// while it runs, so that a process stopped (or killed) mid-pass resumes
@@ -344,6 +350,7 @@ func (ix *Indexer) syncLocked(ctx context.Context, progress func(done, total int
 				stats.Removed++
 			}
 			ix.changed(p)
+			ix.gone(ctx, p)
 		}
 	}
 	// Files no longer in the store have no problems.
@@ -621,6 +628,7 @@ func (ix *Indexer) load(ctx context.Context, path string) (*parsed, error) {
 		why = "frontmatter: " + n.FrontmatterError
 	}
 	ix.setProblem(path, why)
+	ix.observe(ctx, obj.Path, data, obj)
 	return &parsed{note: n, doc: DocOf(&n, p)}, nil
 }
 
@@ -735,6 +743,7 @@ func (ix *Indexer) applyLocked(ctx context.Context, paths []string, force bool) 
 		case st.remove:
 			ix.Catalog.Remove(st.path)
 			ix.Catalog.RemoveAttachment(st.path)
+			ix.gone(ctx, st.path)
 			// A change even when this catalog did not hold the path: the
 			// saved snapshot, written by another indexer, may.
 			ix.changed(st.path)

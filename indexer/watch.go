@@ -39,12 +39,12 @@ const (
 // saved again and again is still indexed within WatchMaxWait. A folder
 // created, renamed or removed is rescanned (its watches added again
 // first); an overflow of the kernel's event queue, a watcher error or a
-// burst of changes rescans the whole vault. Every ReconcileEvery (more
-// often never than 1/20 of the time: a walk of a big vault takes a while)
-// the vault is walked and anything the catalog does not hold as listed,
-// whatever the events said or failed to say, applied: another process on
-// the same folder, a lost watch or a missed event converge within that
-// time. Changes seen and not indexed yet are counted in Status().Pending,
+// burst of changes rescans the whole vault. When Watch starts, and then
+// every ReconcileEvery (longer for a big vault: walks take at most 1/20 of
+// the time), the vault is walked and anything the catalog does not hold as
+// listed, whatever the events said or failed to say, applied: another
+// process on the same folder, a lost watch or a missed event converge
+// within that time. Changes seen and not indexed yet are counted in Status().Pending,
 // so that answers meanwhile can say they are partial. The catalog
 // snapshot is saved about 2 s after changes. Watch returns when ctx ends.
 func (ix *Indexer) Watch(ctx context.Context, root string) error {
@@ -302,14 +302,11 @@ func (w *watcher) run(ctx context.Context) error {
 	save := time.NewTimer(time.Hour)
 	save.Stop()
 	saving := false
+	// A walk at once, whatever the interval: what changed between the
+	// caller's last pass and the watches being added.
 	every := ix.reconcileEvery()
-	var recon *time.Timer
-	var reconC <-chan time.Time
-	if every > 0 {
-		recon = time.NewTimer(0) // at once: what changed before the watches were added
-		reconC = recon.C
-		defer recon.Stop()
-	}
+	recon := time.NewTimer(0)
+	defer recon.Stop()
 	changed := func() {
 		if !saving {
 			saving = true
@@ -340,12 +337,14 @@ func (w *watcher) run(ctx context.Context) error {
 			if d := w.due(); !d.IsZero() {
 				flush.Reset(time.Until(d))
 			}
-		case <-reconC:
+		case <-recon.C:
 			start := time.Now()
 			if w.reconcile(ctx) {
 				changed()
 			}
-			recon.Reset(max(every, reconcileShare*time.Since(start)))
+			if every > 0 {
+				recon.Reset(max(every, reconcileShare*time.Since(start)))
+			}
 		case <-save.C:
 			saving = false
 			if err := ix.Save(ctx); err != nil && ctx.Err() == nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/embed/embedtest"
 	"github.com/sheaf-dev/sheaf/shared/tools"
 	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
@@ -53,7 +54,7 @@ func TestEmbedAndRelatedCommands(t *testing.T) {
 		out, err := cmd.Output()
 		return string(out), err
 	}
-	var counts tools.ReindexOut
+	var counts core.ReindexOut
 	out, err := run(append([]string{"embed", vault}, emb.Flags()...)...)
 	if err != nil || json.Unmarshal([]byte(out), &counts) != nil {
 		t.Fatalf("sheaf embed: %v\n%s", err, out)

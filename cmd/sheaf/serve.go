@@ -14,8 +14,10 @@ import (
 
 	"github.com/sheaf-dev/sheaf/shared/config"
 	"github.com/sheaf-dev/sheaf/shared/config/local"
+	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/store/s3"
 	"github.com/sheaf-dev/sheaf/shared/tools"
+	"github.com/sheaf-dev/sheaf/shared/tools/mcphttp"
 )
 
 func serveCmd() *cobra.Command {
@@ -52,7 +54,7 @@ function beside it.`,
 			return err
 		}
 		if cfg.HTTP == "" {
-			return tools.ServeStdio(ctx, srv, os.Stdin, os.Stdout)
+			return mcphttp.ServeStdio(ctx, srv, os.Stdin, os.Stdout)
 		}
 		ha, err := httpAuth(ctx, cfg, v)
 		if err != nil {
@@ -66,7 +68,7 @@ function beside it.`,
 		opts := ha.HTTPOptions(cfg.AllowedOrigins)
 		opts.MaxRequestBytes = requestLimit(cfg)
 		hs := &http.Server{
-			Handler:           tools.HTTPHandler(srv, opts),
+			Handler:           mcphttp.HTTPHandler(srv, opts),
 			ReadHeaderTimeout: 10 * time.Second,
 		}
 		go func() {
@@ -87,7 +89,7 @@ function beside it.`,
 // openVault wires the vault to serve and returns it with its closer: a
 // cloud vault (s3://) read through the bucket's catalog snapshot, or a
 // folder, which it starts indexing and (unless --no-watch) following.
-func openVault(ctx context.Context, cfg *config.Config, log *slog.Logger) (*tools.Vault, func() error, error) {
+func openVault(ctx context.Context, cfg *config.Config, log *slog.Logger) (*core.Vault, func() error, error) {
 	if config.IsCloud(cfg.Vault) {
 		cl, err := config.OpenCloud(ctx, cfg, log)
 		if err != nil {
@@ -110,7 +112,7 @@ func requestLimit(cfg *config.Config) int64 {
 	if cfg.MaxRequestBytes > 0 {
 		return cfg.MaxRequestBytes
 	}
-	return tools.MaxRequestBytesFor(cfg.MaxNoteBytes)
+	return mcphttp.MaxRequestBytesFor(cfg.MaxNoteBytes)
 }
 
 // checkConditionalWrites says at start when the bucket's server ignores
@@ -129,7 +131,7 @@ func checkConditionalWrites(ctx context.Context, st *s3.Store, log *slog.Logger)
 // httpAuth wires who may call the HTTP endpoint. Beyond loopback a
 // credential is always required, and the server refuses to start unless
 // someone can present one.
-func httpAuth(ctx context.Context, cfg *config.Config, v *tools.Vault) (*config.HTTPAuth, error) {
+func httpAuth(ctx context.Context, cfg *config.Config, v *core.Vault) (*config.HTTPAuth, error) {
 	wide := !loopback(cfg.HTTP)
 	ha, err := config.OpenAuth(ctx, cfg, v.Store, wide)
 	if err != nil {

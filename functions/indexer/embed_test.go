@@ -14,9 +14,9 @@ import (
 	"github.com/sheaf-dev/sheaf/functions/internal/rietest"
 	"github.com/sheaf-dev/sheaf/indexer"
 	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/embed/embedtest"
 	"github.com/sheaf-dev/sheaf/shared/store/s3/s3test"
-	"github.com/sheaf-dev/sheaf/shared/tools"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 	"github.com/sheaf-dev/sheaf/shared/vectors/qdrant/qdrantfake"
 )
@@ -128,11 +128,11 @@ func TestIndexerFunctionEmbeds(t *testing.T) {
 	}
 
 	// The MCP side answers from those vectors.
-	srv, err := tools.NewServer(cl.Vault)
+	srv, err := core.New(cl.Vault)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := srv.SemanticSearch(ctx, tools.SemanticSearchIn{Query: "Quasar kettles: a kettle that boils water with the light of a distant quasar", Limit: 5})
+	res, err := srv.SemanticSearch(ctx, core.SemanticSearchIn{Query: "Quasar kettles: a kettle that boils water with the light of a distant quasar", Limit: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,9 @@ import (
 	"github.com/sheaf-dev/sheaf/functions/internal/lambdahttp"
 	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/tools"
+	"github.com/sheaf-dev/sheaf/shared/tools/mcphttp"
 )
 
 // lambdaMaxResponseBytes caps the response budget: a synchronous Lambda
@@ -44,7 +46,7 @@ func main() {
 // top-level "warm") by warming this instance.
 type invoker struct {
 	http lambdahttp.Handler
-	cats tools.Catalogs
+	cats core.Catalogs
 }
 
 // Invoke is the Lambda handler.
@@ -86,7 +88,7 @@ func (in invoker) warmUp(ctx context.Context) (warmed, error) {
 // file (the bucket's .sheaf/keys.json by default, or SHEAF_KEYS), an OAuth
 // access token (SHEAF_OAUTH_ISSUER and SHEAF_OAUTH_AUDIENCE) or the shared
 // SHEAF_TOKEN. Nothing is fetched before the first request.
-func newHandler(ctx context.Context) (http.Handler, tools.Catalogs, int64, error) {
+func newHandler(ctx context.Context) (http.Handler, core.Catalogs, int64, error) {
 	cfg, cl, log, err := fnenv.OpenCloud(ctx)
 	if err != nil {
 		return nil, nil, 0, err
@@ -114,7 +116,7 @@ func newHandler(ctx context.Context) (http.Handler, tools.Catalogs, int64, error
 	opts := ha.HTTPOptions(cfg.AllowedOrigins)
 	opts.MaxRequestBytes = cfg.MaxRequestBytes
 	if opts.MaxRequestBytes <= 0 {
-		opts.MaxRequestBytes = tools.MaxRequestBytesFor(cfg.MaxNoteBytes)
+		opts.MaxRequestBytes = mcphttp.MaxRequestBytesFor(cfg.MaxNoteBytes)
 	}
-	return tools.HTTPHandler(srv, opts), cl.Vault.Catalogs, opts.MaxRequestBytes, nil
+	return mcphttp.HTTPHandler(srv, opts), cl.Vault.Catalogs, opts.MaxRequestBytes, nil
 }

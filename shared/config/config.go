@@ -91,7 +91,7 @@ func (c *Config) Flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.LLMBaseURL, "llm-base-url", "", "OpenAI-compatible chat endpoint, e.g. http://127.0.0.1:11434/v1 (unset: no answer, lint_semantic, suggest_tags)")
 	fs.StringVar(&c.LLMModel, "llm-model", "", "chat model name")
 	fs.StringVar(&c.LLMKey, "llm-key", "", "chat API key")
-	fs.StringVar(&c.RerankURL, "rerank-url", "", "hosted cross-encoder rerank endpoint for answer's rerank (unset: the LLM reranks)")
+	fs.StringVar(&c.RerankURL, "rerank-url", "", "hosted cross-encoder rerank endpoint (Cohere/Jina/TEI API) for the rerank option of answer, search_and_read, semantic_search and search (unset: the LLM reranks)")
 	fs.StringVar(&c.RerankKey, "rerank-key", "", "rerank API key")
 }
 

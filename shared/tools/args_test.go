@@ -4,13 +4,15 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/sheaf-dev/sheaf/shared/core"
 )
 
 // FuzzExplainArgs: any arguments a client sends to search are either
 // accepted or refused with a message that names no Go internals; nothing
 // panics.
 func FuzzExplainArgs(f *testing.F) {
-	schema := mustSchema[SearchArgs]("search", "input")
+	schema := mustSchema[core.SearchArgs]("search", "input")
 	rs, err := schema.Resolve(nil)
 	if err != nil {
 		f.Fatal(err)
@@ -35,10 +37,10 @@ func FuzzExplainArgs(f *testing.F) {
 }
 
 func TestExplainArgs(t *testing.T) {
-	schema := mustSchema[SearchArgs]("search", "input")
+	schema := mustSchema[core.SearchArgs]("search", "input")
 	rs, _ := schema.Resolve(nil)
 	for raw, want := range map[string]string{
-		`{"qeury":"x"}`:                   `Unknown argument "qeury". This tool takes: author, entities, graph_depth, limit, match, mode, offset, path_prefix, query, seed_ids, tags, threshold, vault. Did you mean "query"?`,
+		`{"qeury":"x"}`:                   `Unknown argument "qeury". This tool takes: author, entities, graph_depth, limit, match, mode, offset, path_prefix, query, rerank, seed_ids, tags, threshold, vault. Did you mean "query"?`,
 		`{"query":"x","limit":0}`:         `The argument "limit" must be at least 1 (it is 0).`,
 		`{"query":"x","limit":1000}`:      `The argument "limit" must be at most 100 (it is 1000).`,
 		`{"query":"x","mode":"psychic"}`:  `The argument "mode" must be one of "fulltext", "semantic", "hybrid", "graph", not "psychic".`,

@@ -134,6 +134,7 @@ func (s *Store) head(ctx context.Context, key, p string) (store.Object, error) {
 		Modified: modified(out.LastModified),
 		ETag:     etag(out.ETag),
 		Version:  aws.ToString(out.VersionId),
+		Meta:     out.Metadata,
 	}, nil
 }
 
@@ -214,6 +215,7 @@ func (s *Store) get(ctx context.Context, key, p string, max int64) ([]byte, stor
 		Modified: modified(out.LastModified),
 		ETag:     etag(out.ETag),
 		Version:  aws.ToString(out.VersionId),
+		Meta:     out.Metadata,
 	}, nil
 }
 
@@ -321,6 +323,7 @@ func (s *Store) Put(ctx context.Context, path string, data []byte, opts store.Pu
 		Key:           &key,
 		Body:          bytes.NewReader(data),
 		ContentLength: aws.Int64(int64(len(data))),
+		Metadata:      opts.Meta,
 	}
 	if opts.IfMatch != "" {
 		in.IfMatch = aws.String(quote(opts.IfMatch))
@@ -329,10 +332,13 @@ func (s *Store) Put(ctx context.Context, path string, data []byte, opts store.Pu
 		in.IfNoneMatch = aws.String("*")
 	}
 	out, err := s.client.PutObject(ctx, in)
-	if err != nil && opts.IfNoneMatch && opts.IfMatch == "" && status(err) == http.StatusPreconditionFailed {
-		// A tombstone left behind by a delete is no object: replace it.
+	if err != nil && opts.IfNoneMatch && status(err) == http.StatusPreconditionFailed {
+		// A tombstone left behind by a delete is no object: replace it;
+		// so is a delete marker (see createOverMarker).
 		if o, ok, rerr := s.replaceTombstone(ctx, in); ok {
 			out, err = o, rerr
+		} else {
+			out, err = s.createOverMarker(ctx, in, p, err)
 		}
 	}
 	if err != nil {
@@ -343,7 +349,7 @@ func (s *Store) Put(ctx context.Context, path string, data []byte, opts store.Pu
 		}
 		return store.Object{}, err
 	}
-	obj := store.Object{Path: p, Size: int64(len(data)), ETag: etag(out.ETag), Version: aws.ToString(out.VersionId)}
+	obj := store.Object{Path: p, Size: int64(len(data)), ETag: etag(out.ETag), Version: aws.ToString(out.VersionId), Meta: opts.Meta}
 	// PUT does not return Last-Modified. If another write came in between,
 	// the HEAD sees its ETag: fall back to the PUT response's Date.
 	h, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: &key, VersionId: out.VersionId})
