@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -129,65 +130,173 @@ func appendText(note []byte, text string) []byte {
 
 // appendRecord remembers an idempotent append, at
 // .sheaf/appends/<sha256(path, key)>.json. State pending is written before
-// the note, with the note's expected result; done after.
+// the note, with what the append is about to write; done after.
 type appendRecord struct {
-	Path    string    `json:"path"`
-	State   string    `json:"state"` // pending | done
-	Base    string    `json:"base_hash"`
-	New     string    `json:"new_hash"`
-	NewSize int       `json:"new_size"`
-	At      time.Time `json:"at"`
+	Path     string `json:"path"`
+	State    string `json:"state"` // pending | done
+	Base     string `json:"base_hash"`
+	BaseETag string `json:"base_etag,omitempty"` // the version the write is conditioned on
+	New      string `json:"new_hash"`
+	NewSize  int    `json:"new_size"`
+	// The seam is where the appended text meets the note: the note's last
+	// bytes before it (up to seamTail), then the text as written. Found in
+	// the note, it shows the append landed, wherever edits since have
+	// moved it. SeamHead is its first bytes, to find candidates.
+	SeamHead []byte `json:"seam_head,omitempty"`
+	SeamLen  int    `json:"seam_len,omitempty"`
+	SeamHash string `json:"seam_hash,omitempty"`
+	// The block is the appended text alone, as written; BaseCount is how
+	// often the note held it before. More of them now shows the append
+	// landed even when edits since touched the bytes before it.
+	BlockHead []byte    `json:"block_head,omitempty"`
+	BlockLen  int       `json:"block_len,omitempty"`
+	BlockHash string    `json:"block_hash,omitempty"`
+	BaseCount int       `json:"base_count,omitempty"`
+	At        time.Time `json:"at"`
 }
 
 const (
 	appendDir     = ".sheaf/appends"
 	appendTTL     = 24 * time.Hour   // how long a key is remembered
 	appendPending = 30 * time.Second // a pending record older than this is a crashed call's
+	seamTail      = 64               // bytes of the note before the appended text in its seam
 )
 
 func appendKeyPath(path, key string) string {
 	return appendDir + "/" + hashOf([]byte(path+"\x00"+key)) + ".json"
 }
 
+// newAppendClaim is the pending record of appending to c, giving next.
+func newAppendClaim(c *current, next []byte) *appendRecord {
+	seam := next[max(0, len(c.data)-seamTail):]
+	block := next[len(c.data):]
+	rec := &appendRecord{Path: c.path, State: "pending", Base: c.hash, BaseETag: c.obj.ETag, New: hashOf(next), NewSize: len(next),
+		SeamHead: bytes.Clone(seam[:min(len(seam), 2*seamTail)]), SeamLen: len(seam), SeamHash: hashOf(seam),
+		BlockHead: bytes.Clone(block[:min(len(block), seamTail)]), BlockLen: len(block), BlockHash: hashOf(block), At: time.Now().UTC()}
+	rec.BaseCount = occurrences(c.data, rec.BlockHead, rec.BlockLen, rec.BlockHash)
+	return rec
+}
+
+// landing is what a note tells of an append recorded as pending.
+type landing int
+
+const (
+	notLanded landing = iota // and it cannot land any more: the version it was conditioned on is gone
+	mayLand                  // not yet: the note is still the version its write is conditioned on
+	landed
+)
+
+// landingOf reads the note c (nil: gone) for the append rec records:
+// landed when the note is its result, holds its seam (edits since moved
+// it, or added to the note) or holds its text more often than before;
+// mayLand while the note is still the version the append was conditioned
+// on; else notLanded. Only an edit of the appended text itself (with one
+// of the bytes before it, or with an earlier copy of the text removed)
+// makes a landed append look notLanded.
+func landingOf(rec *appendRecord, c *current) landing {
+	switch {
+	case rec.State == "done":
+		return landed
+	case c == nil:
+		return notLanded // gone: a retry answers note-not-found
+	case c.hash == rec.New:
+		return landed
+	case rec.BaseETag != "" && c.obj.ETag == rec.BaseETag:
+		return mayLand
+	case rec.SeamHash != "" && occurrences(c.data, rec.SeamHead, rec.SeamLen, rec.SeamHash) > 0:
+		return landed
+	case rec.BlockHash != "" && rec.BlockLen > 0 && occurrences(c.data, rec.BlockHead, rec.BlockLen, rec.BlockHash) > rec.BaseCount:
+		return landed
+	case rec.SeamHash == "" && len(c.data) >= rec.NewSize && hashOf(c.data[:rec.NewSize]) == rec.New:
+		return landed // a record of an earlier version: only the prefix tells
+	}
+	return notLanded
+}
+
+// occurrences counts the places data holds the n bytes of hash hash that
+// start with head (overlapping ones included).
+func occurrences(data, head []byte, n int, hash string) int {
+	if len(head) == 0 || n <= 0 {
+		return 0
+	}
+	count := 0
+	for off := 0; ; {
+		i := bytes.Index(data[off:], head)
+		if i < 0 {
+			return count
+		}
+		at := off + i
+		if at+n <= len(data) && hashOf(data[at:at+n]) == hash {
+			count++
+		}
+		off = at + 1
+	}
+}
+
 // appendOnce appends with an idempotency key: a record of the key is
-// claimed before the note is written and marked done after, so a retry of
-// a call that landed replays its result, and a retry of one that did not
-// (or a call racing its twin) appends at most once.
+// claimed before the note is written and marked done after, so that a
+// retry of a call that landed replays its result, and a retry of one that
+// did not (or a call racing its twin) appends at most once. A retry after
+// a crash between the append and its record finds out from the note
+// itself (see landingOf) whether the append landed, whatever was written
+// to the note since. A claim whose append may still land (the note is
+// still the version it was conditioned on) is taken over at once: this
+// call's write is conditioned on that same version, so exactly one of the
+// two lands, and this call then replays the other's. Only a claim younger
+// than appendPending that shows no sign of its append makes a retry wait
+// (target-is-being-edited with the claim's remaining time): its call may
+// be alive and about to record its result.
 func (s *Core) appendOnce(ctx context.Context, v *Vault, path string, in WriteNoteIn) (*writeNoteOut, error) {
 	rp := appendKeyPath(path, in.IdempotencyKey)
-	mine := "" // the ETag of the claim this call wrote, once it has
+	mine := ""                 // the ETag of the claim this call wrote, once it has
+	var others []*appendRecord // claims of other calls with this key that this call saw
+	replay := func(rec *appendRecord, tag string) *writeNoteOut {
+		if rec.State != "done" && tag != "" {
+			done := *rec
+			done.State = "done"
+			_, _ = putAppendRecord(ctx, v.Store, rp, &done, tag)
+		}
+		return &writeNoteOut{noteResult: noteResult{Path: path, ContentHash: rec.New, PreviousHash: rec.Base, Size: int64(rec.NewSize),
+			Index: WriteIndex{State: "current"}}, Mode: "append", Replayed: true}
+	}
 	for attempt := 0; attempt <= casRetries; attempt++ {
 		rec, recTag, err := readAppendRecord(ctx, v.Store, rp)
 		if err != nil {
 			return nil, err
 		}
-		if rec != nil && rec.Path == path && time.Since(rec.At) < appendTTL && (mine == "" || recTag != mine) {
-			done, err := v.appendLanded(ctx, rec)
-			switch {
-			case err != nil:
-				return nil, err
-			case done:
-				if rec.State != "done" {
-					rec.State = "done"
-					_, _ = putAppendRecord(ctx, v.Store, rp, rec, recTag)
-				}
-				return &writeNoteOut{noteResult: noteResult{Path: path, ContentHash: rec.New, PreviousHash: rec.Base, Size: int64(rec.NewSize),
-					Index: WriteIndex{State: "current"}}, Mode: "append", Replayed: true}, nil
-			case time.Since(rec.At) < appendPending:
-				return nil, newError(KindTargetIsBeingEdited, map[string]any{"retry_after_ms": 1000, "since": rec.At.UTC().Format(time.RFC3339)},
-					"An append to %s with this idempotency_key is in progress: retry in a second to get its result.", path)
+		current := rec != nil && rec.Path == path && time.Since(rec.At) < appendTTL && (mine == "" || recTag != mine)
+		if current {
+			if rec.State == "done" {
+				return replay(rec, ""), nil
 			}
-			// A crashed call's claim whose append did not land: take it over.
+			if !slices.ContainsFunc(others, func(o *appendRecord) bool { return o.At.Equal(rec.At) && o.New == rec.New }) {
+				others = append(others, rec)
+			}
 		}
 		c, err := v.readForWrite(ctx, path)
 		if err != nil {
 			return nil, err
 		}
+		for _, o := range others {
+			tag := mine // the record is this call's claim over o: it becomes o's result
+			if current && o == rec {
+				tag = recTag
+			}
+			switch landingOf(o, c) {
+			case landed:
+				return replay(o, tag), nil
+			case notLanded:
+				if left := appendPending - time.Since(o.At); current && o == rec && left > 0 {
+					return nil, newError(KindTargetIsBeingEdited, map[string]any{"retry_after_ms": max(left.Milliseconds(), 1), "since": o.At.Format(time.RFC3339)},
+						"An append to %s with this idempotency_key is in progress: retry in %d ms to get its result.", path, max(left.Milliseconds(), 1))
+				}
+			}
+		}
 		if err := checkExpected(c, in.ExpectedHash); err != nil {
 			return nil, err
 		}
 		next := appendText(c.data, in.Content)
-		claim := &appendRecord{Path: path, State: "pending", Base: c.hash, New: hashOf(next), NewSize: len(next), At: time.Now().UTC()}
+		claim := newAppendClaim(c, next)
 		cobj, err := putAppendRecord(ctx, v.Store, rp, claim, recTag)
 		if errors.Is(err, store.ErrConflict) {
 			mine = ""
@@ -206,8 +315,8 @@ func (s *Core) appendOnce(ctx context.Context, v *Vault, path string, in WriteNo
 				_ = v.Store.Delete(ctx, rp, mine)
 				return nil, staleError(path, in.ExpectedHash, v.currentHash(ctx, path))
 			}
-			// Someone wrote first: the claim names a result that never
-			// landed; this call replaces it on the next attempt.
+			// Someone wrote first (perhaps a call whose claim this one took
+			// over: the next look tells): redo the append on the new text.
 			if err := jitter(ctx, attempt); err != nil {
 				return nil, err
 			}
@@ -216,6 +325,7 @@ func (s *Core) appendOnce(ctx context.Context, v *Vault, path string, in WriteNo
 		if err != nil {
 			return nil, err
 		}
+		appendLandedHook()
 		claim.State = "done"
 		_, _ = putAppendRecord(ctx, v.Store, rp, claim, mine)
 		return &writeNoteOut{noteResult: s.noteResult(ctx, v, "write", path+" (append)", path, c, next), Mode: "append"}, nil
@@ -223,22 +333,9 @@ func (s *Core) appendOnce(ctx context.Context, v *Vault, path string, in WriteNo
 	return nil, staleError(path, in.ExpectedHash, v.currentHash(ctx, path))
 }
 
-// appendLanded reports whether the append rec records is in the note: the
-// note now starts with exactly the text that append produced (appends only
-// ever add to the end, so later ones keep it as a prefix).
-func (v *Vault) appendLanded(ctx context.Context, rec *appendRecord) (bool, error) {
-	if rec.State == "done" {
-		return true, nil
-	}
-	data, _, err := store.GetRange(ctx, v.Store, rec.Path, 0, int64(rec.NewSize))
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return len(data) == rec.NewSize && hashOf(data) == rec.New, nil
-}
+// appendLandedHook runs between an idempotent append's note write and its
+// record: tests stop the call there, as a crash would.
+var appendLandedHook = func() {}
 
 func readAppendRecord(ctx context.Context, st store.Store, p string) (*appendRecord, string, error) {
 	data, obj, err := st.Get(ctx, p, 1<<16)
