@@ -32,6 +32,7 @@ require (
 	go.abhg.dev/goldmark/frontmatter v0.2.0
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.49.0
+	golang.org/x/term v0.44.0
 	golang.org/x/text v0.44.0
 	golang.org/x/time v0.15.0
 	google.golang.org/grpc v1.78.0
@@ -70,7 +71,6 @@ require (
 	golang.org/x/net v0.50.0 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.25.0 // indirect
-	golang.org/x/term v0.44.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260209200024-4cfbd4190f57 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	modernc.org/libc v1.80.1 // indirect
