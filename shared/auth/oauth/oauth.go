@@ -74,6 +74,10 @@ type Config struct {
 	Client *http.Client
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Check, when set, is asked about every token that passed the other
+	// checks, with its claims: an error refuses the token (a grant revoked
+	// since the token was signed, for the built-in authorization server).
+	Check func(ctx context.Context, claims map[string]any) error
 }
 
 // Verifier validates access tokens; it implements auth.TokenVerifier.
@@ -200,6 +204,11 @@ func (v *Verifier) Verify(ctx context.Context, token string) (auth.Identity, err
 	id, err := v.identity(c)
 	if err != nil {
 		return auth.Identity{}, fmt.Errorf("%w: %v", auth.ErrUnauthenticated, err)
+	}
+	if v.cfg.Check != nil {
+		if err := v.cfg.Check(ctx, c); err != nil {
+			return auth.Identity{}, fmt.Errorf("%w: %v", auth.ErrUnauthenticated, err)
+		}
 	}
 	return id, nil
 }
