@@ -321,6 +321,19 @@ func (ks *KeySet) OwnerActive(id string, now time.Time) bool {
 	return ok && k.Owner && k.Status(now) == "active"
 }
 
+// Owners counts the active owner keys at now.
+func (ks *KeySet) Owners(now time.Time) int {
+	n := 0
+	if ks != nil {
+		for _, k := range ks.keys {
+			if k.Owner && k.Status(now) == "active" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // TokenIdentity is the identity of the single shared --token (SHEAF_TOKEN),
 // kept from before keys: every scope, the whole vault. Its subject is a
 // hash of the token, as it always was, so cursors issued to it stay valid.

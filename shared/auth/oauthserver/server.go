@@ -202,6 +202,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 // metadata's well-known paths and the /oauth/ endpoints.
 func (s *Server) Paths() []string { return append(s.metadataPaths(), "/oauth/") }
 
+// SetLog sets the logger (before the server serves).
+func (s *Server) SetLog(l *slog.Logger) { s.cfg.Log = l }
+
 // Issuer is the issuer identifier.
 func (s *Server) Issuer() string { return s.cfg.Issuer }
 
