@@ -236,6 +236,12 @@ func TestTemplateFunctions(t *testing.T) {
 	if routes["/mcp"] != "ANY" || routes["/healthz"] != "GET" || routes["/.well-known/{proxy+}"] != "GET" || routes["/oauth/{proxy+}"] != "ANY" {
 		t.Errorf("McpFunction routes %v", routes)
 	}
+	for env, param := range map[string]string{"SHEAF_OAUTH_TOKEN_AUDIENCES": "OAuthTokenAudiences", "SHEAF_OAUTH_CLIENT_IDS": "OAuthClientIds"} {
+		got := fmt.Sprint(dig(written, "Resources", "McpFunction", "Properties", "Environment", "Variables", env))
+		if got != "map[Fn::Join:[, map[Ref:"+param+"]]]" || tmpl.Parameters[param].Type != "CommaDelimitedList" {
+			t.Errorf("McpFunction: %s = %s (parameter %+v)", env, got, tmpl.Parameters[param])
+		}
+	}
 	// The built-in authorization server: off by default; on, with no
 	// audience given, the API's URL through an SSM parameter the
 	// function's policy may read (/sheaf/*).

@@ -94,7 +94,8 @@ func OpenAuth(ctx context.Context, c *Config, vaultStore store.Store, require bo
 			return nil, err
 		}
 	case c.OAuthIssuer != "" || c.OAuthAudience != "":
-		v, err := oauth.New(oauth.Config{Issuer: c.OAuthIssuer, Audience: c.OAuthAudience, JWKSURL: c.OAuthJWKSURL, ScopePrefix: c.OAuthScopePrefix})
+		v, err := oauth.New(oauth.Config{Issuer: c.OAuthIssuer, Audience: c.OAuthAudience, JWKSURL: c.OAuthJWKSURL, ScopePrefix: c.OAuthScopePrefix,
+			Audiences: c.OAuthAudiences, ClientIDs: c.OAuthClientIDs})
 		if err != nil {
 			return nil, fmt.Errorf("--oauth-issuer/--oauth-audience: %w", err)
 		}
@@ -109,8 +110,8 @@ func OpenAuth(ctx context.Context, c *Config, vaultStore store.Store, require bo
 // store and its resource server.
 func (h *HTTPAuth) openBuiltin(c *Config, vaultStore store.Store) error {
 	switch {
-	case c.OAuthIssuer != "" || c.OAuthJWKSURL != "":
-		return errors.New("--oauth-builtin is its own issuer: leave --oauth-issuer and --oauth-jwks-url unset")
+	case c.OAuthIssuer != "" || c.OAuthJWKSURL != "" || len(c.OAuthAudiences) > 0 || len(c.OAuthClientIDs) > 0:
+		return errors.New("--oauth-builtin is its own issuer: leave --oauth-issuer, --oauth-jwks-url, --oauth-token-audiences and --oauth-client-ids unset")
 	case c.OAuthAudience == "":
 		return errors.New("--oauth-builtin needs --oauth-audience: this server's public MCP URL (https://.../mcp)")
 	case h.Auth.Keys == nil:
