@@ -144,7 +144,7 @@ func TestOAuthBuiltin(t *testing.T) {
 	if resp, _ := post(t, url, owner, "", initialize); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("the owner key as a bearer credential: %d", resp.StatusCode)
 	}
-	oauthservertest.RunTypeScriptClient(t, url, owner, "Projects", doc)
+	oauthservertest.RunTypeScriptClient(t, oauthservertest.Run{MCPURL: url, OwnerKey: owner, Folder: "Projects", CIMDURL: doc})
 }
 
 // TestOAuthBuiltinRefuses: the built-in server needs its audience beyond

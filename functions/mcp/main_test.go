@@ -477,7 +477,7 @@ func TestOAuthBuiltinLambda(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `resource_metadata="`+srv.URL+`/.well-known/oauth-protected-resource/mcp"`) {
 		t.Fatalf("no token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
-	oauthservertest.RunTypeScriptClient(t, endpoint, owner, "Projects", doc)
+	oauthservertest.RunTypeScriptClient(t, oauthservertest.Run{MCPURL: endpoint, OwnerKey: owner, Folder: "Projects", CIMDURL: doc})
 	// The state is in the bucket, under .sheaf/oauth/.
 	if !v.S3.Has(t, v.Bucket, v.Key(".sheaf/oauth/signing.json")) {
 		t.Error("no signing keys in the bucket")

@@ -25,6 +25,7 @@ const url = new URL(process.env.SHEAF_HTTP_URL ?? "");
 const ownerKey = process.env.SHEAF_OWNER_KEY ?? "";
 const folder = process.env.SHEAF_FOLDER ?? "Projects";
 const cimdUrl = process.env.SHEAF_CIMD_URL ?? "";
+const question = process.env.SHEAF_QUESTION ?? "";
 const redirectUrl = "https://claude.ai/api/mcp/auth_callback";
 
 let passed = 0;
@@ -145,7 +146,16 @@ async function withinFolder(client) {
   assert(outside.isError && outside.kind === "folder-not-allowed", `read_note outside: ${JSON.stringify(outside)}`);
   const write = await client.callTool({ name: "write_note", arguments: { path: `${folder}/new.md`, content: "x", mode: "create" } });
   assert(write.isError && write.kind === "insufficient-scope", `write_note with read: ${JSON.stringify(write)}`);
-  return `${paths.length} notes, all under ${folder}/`;
+  let asked = "";
+  if (question) {
+    // What a person's question becomes: a search, answered from the folder.
+    const res = await client.callTool({ name: "search", arguments: { query: question } });
+    const hits = (res.structuredContent?.items ?? []).map((h) => h.path);
+    assert(!res.isError && hits.length > 0, `search ${question}: ${JSON.stringify(res)}`);
+    assert(hits.every((p) => p.startsWith(`${folder}/`)), `search ${question} outside ${folder}/: ${hits}`);
+    asked = `; "${question}" found ${hits[0]}`;
+  }
+  return `${paths.length} notes, all under ${folder}/${asked}`;
 }
 
 async function rawCall(token) {

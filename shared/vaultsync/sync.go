@@ -116,7 +116,8 @@ type Report struct {
 	Failed  int
 	Bytes   int64 // content sent (push) or received (pull)
 	// Expect is what the remote index must show once it has caught up
-	// with what this sync wrote to the remote (see Wait).
+	// with the notes this sync wrote to or deleted from the remote (see
+	// Wait).
 	Expect []Expect
 }
 
@@ -664,8 +665,13 @@ func (s *Syncer) settle(it *item) {
 	}
 }
 
-// expect adds what the remote index must show for p.
+// expect adds what the remote index must show for a note: the searchable
+// part of the vault. Attachments are left out: where the bucket notifies
+// only on notes (the template's filter), the hourly reconcile indexes them.
 func expect(rep *Report, mu *sync.Mutex, x Expect) {
+	if !IsNote(x.Path) {
+		return
+	}
 	mu.Lock()
 	rep.Expect = append(rep.Expect, x)
 	mu.Unlock()

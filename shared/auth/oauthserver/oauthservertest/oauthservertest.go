@@ -66,13 +66,23 @@ func MetadataDocument(t testing.TB) (string, string) {
 	return docURL, ca
 }
 
+// Run says what RunTypeScriptClient does.
+type Run struct {
+	MCPURL   string // the endpoint
+	OwnerKey string // submitted on the consent page
+	Folder   string // the one folder approved (read access)
+	CIMDURL  string // a client ID metadata document's URL: that flow too; "" for none
+	Question string // a search query whose hits must all be in Folder; "" for none
+}
+
 // RunTypeScriptClient runs infra/smoke/oauth-builtin.mjs against the MCP
-// endpoint mcpURL: registration, consent with ownerKey (read access to
-// folder), token, tool calls in the folder only, refresh, revocation and
-// the 401 after it; with cimdURL, a client identified by that metadata
-// document too. It needs node and infra/smoke/node_modules (make tools):
-// skipped without them, failed under CI.
-func RunTypeScriptClient(t *testing.T, mcpURL, ownerKey, folder, cimdURL string) {
+// endpoint: registration, consent with the owner key (read access to the
+// folder), token, tool calls in the folder only (and the question, when
+// set), refresh, revocation and the 401 after it; with a metadata document
+// URL, a client identified by it too. It needs node and
+// infra/smoke/node_modules (make tools): skipped without them, failed
+// under CI.
+func RunTypeScriptClient(t *testing.T, r Run) {
 	t.Helper()
 	node := testbin.Require(t, "node", "", "apt-get install nodejs")
 	smoke := filepath.Join(testbin.RepoRoot(t), "infra", "smoke")
@@ -80,17 +90,18 @@ func RunTypeScriptClient(t *testing.T, mcpURL, ownerKey, folder, cimdURL string)
 		testbin.Missing(t, fmt.Errorf("%w; run make tools", err))
 	}
 	cmd := exec.Command(node, filepath.Join(smoke, "oauth-builtin.mjs"))
-	cmd.Env = append(os.Environ(), "SHEAF_HTTP_URL="+mcpURL, "SHEAF_OWNER_KEY="+ownerKey, "SHEAF_FOLDER="+folder, "SHEAF_CIMD_URL="+cimdURL)
+	cmd.Env = append(os.Environ(), "SHEAF_HTTP_URL="+r.MCPURL, "SHEAF_OWNER_KEY="+r.OwnerKey, "SHEAF_FOLDER="+r.Folder,
+		"SHEAF_CIMD_URL="+r.CIMDURL, "SHEAF_QUESTION="+r.Question)
 	out, err := cmd.CombinedOutput()
 	t.Logf("oauth-builtin.mjs:\n%s", out)
 	want := "3 passed, 0 failed"
-	if cimdURL != "" {
+	if r.CIMDURL != "" {
 		want = "4 passed, 0 failed"
 	}
 	if err != nil || !strings.Contains(string(out), want) {
 		t.Fatalf("oauth-builtin.mjs: %v", err)
 	}
-	if strings.Contains(string(out), ownerKey) {
+	if strings.Contains(string(out), r.OwnerKey) {
 		t.Error("the owner key was printed")
 	}
 }
