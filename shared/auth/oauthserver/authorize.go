@@ -40,7 +40,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, http.StatusBadRequest, "The app asking for access is not registered here (or its registration expired). Add the connector again from the app.")
 		return
 	}
-	redirect := q.Get("redirect_uri")
+	redirect, given := q.Get("redirect_uri"), q.Has("redirect_uri")
 	if redirect == "" && len(c.RedirectURIs) == 1 {
 		redirect = c.RedirectURIs[0]
 	}
@@ -67,7 +67,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := request{
-		ID: randomID(16), ClientID: c.ID, RedirectURI: redirect, State: state, Challenge: q.Get("code_challenge"),
+		ID: randomID(16), ClientID: c.ID, RedirectURI: redirect, Redirected: given, State: state, Challenge: q.Get("code_challenge"),
 		Scopes: s.askedScopes(q.Get("scope")), Expires: s.now().Add(s.cfg.ConsentTTL).UTC(),
 	}
 	csrf := randomToken("")
@@ -239,7 +239,7 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 		ProposeOnly: f.Get("propose_only") != "", Created: now, Expires: now.Add(s.cfg.GrantTTL),
 	}
 	ac := randomToken("sheafac_")
-	rec := code{ClientID: c.ID, RedirectURI: req.RedirectURI, Challenge: req.Challenge, Grant: g, Expires: now.Add(s.cfg.CodeTTL)}
+	rec := code{ClientID: c.ID, RedirectURI: req.RedirectURI, Redirected: req.Redirected, Challenge: req.Challenge, Grant: g, Expires: now.Add(s.cfg.CodeTTL)}
 	if _, err := s.save(ctx, codesDir+hashSecret("code", ac)+".json", rec, store.PutOptions{IfNoneMatch: true}); err != nil {
 		s.log().Error("oauth: saving an authorization code", "err", err)
 		s.errorPage(w, http.StatusServiceUnavailable, "The server cannot save the approval right now. Start again from the app.")

@@ -57,6 +57,7 @@ type request struct {
 	ID          string       `json:"id"`
 	ClientID    string       `json:"client_id"`
 	RedirectURI string       `json:"redirect_uri"`
+	Redirected  bool         `json:"redirect_uri_given,omitempty"` // the request named it (the token request must too)
 	State       string       `json:"state,omitempty"`
 	Challenge   string       `json:"code_challenge"`
 	Scopes      []auth.Scope `json:"scopes"` // asked for, weakest first
@@ -84,6 +85,7 @@ type grant struct {
 type code struct {
 	ClientID    string    `json:"client_id"`
 	RedirectURI string    `json:"redirect_uri"`
+	Redirected  bool      `json:"redirect_uri_given,omitempty"`
 	Challenge   string    `json:"code_challenge"`
 	Grant       grant     `json:"grant"`
 	Expires     time.Time `json:"expires"`

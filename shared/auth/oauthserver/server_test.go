@@ -593,3 +593,28 @@ func kidOf(t *testing.T, tok string) string {
 	_ = json.Unmarshal(data, &hdr)
 	return hdr.Kid
 }
+
+// A client with one redirect URI may leave it out of the authorization
+// request, and then of the token request (OAuth 2.1 §4.1.3); named in the
+// first, it is required in the second.
+func TestRedirectOmitted(t *testing.T) {
+	h := newHarness(t, nil)
+	c := h.register("none", "https://app.example.com/cb")
+	verifier, challenge := pkce()
+	p := c.authParams(challenge)
+	p.Del("redirect_uri")
+	f := h.authorize(p)
+	resp := h.submit(f, url.Values{"owner_key": {h.owner}, "scope": {"read"}, "action": {"approve"}}, nil)
+	resp.Body.Close()
+	loc, _ := url.Parse(resp.Header.Get("Location"))
+	if !strings.HasPrefix(loc.String(), c.Redirect+"?") {
+		t.Fatalf("answered at %s", loc)
+	}
+	resp, tok := h.tokenReq(c, url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")}, "code_verifier": {verifier}})
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("token without the redirect URI it was not asked for: %d %v", resp.StatusCode, tok)
+	}
+	code, verifier := h.approve(c, "read", "")
+	resp, body := h.tokenReq(c, url.Values{"grant_type": {"authorization_code"}, "code": {code}, "code_verifier": {verifier}})
+	oauthErr(t, "token without the redirect URI the request named", resp, body, http.StatusBadRequest, "invalid_grant")
+}

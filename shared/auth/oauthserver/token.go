@@ -221,7 +221,7 @@ func (s *Server) redeemCode(ctx context.Context, c client, f url.Values) (grant,
 		return grant{}, invalidGrant("the authorization code expired")
 	case rec.ClientID != c.ID:
 		return grant{}, invalidGrant("the authorization code was issued to another client")
-	case f.Get("redirect_uri") != rec.RedirectURI:
+	case f.Get("redirect_uri") != rec.RedirectURI && (rec.Redirected || f.Has("redirect_uri")):
 		return grant{}, invalidGrant("redirect_uri differs from the authorization request's")
 	case subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(rec.Challenge)) != 1:
 		return grant{}, invalidGrant("code_verifier does not match the code_challenge")
