@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +25,7 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/auth/oauthserver/oauthservertest"
 	"github.com/sheaf-dev/sheaf/shared/store/s3/s3test"
 	"github.com/sheaf-dev/sheaf/shared/testbin"
+	"github.com/sheaf-dev/sheaf/shared/vault/vaultgen"
 )
 
 // sqsBridge stands in for the template's S3 notifications through SQS: it
@@ -195,4 +198,66 @@ func (f fakeSSM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_ = json.NewEncoder(w).Encode(map[string]any{"Parameter": map[string]any{"Name": in.Name, "Type": "String", "Value": v, "Version": 1}})
+}
+
+// BenchmarkSyncToLambdaIndexer: `sheaf sync --wait` of a generated vault
+// (SHEAF_BENCH_SYNC_NOTES notes, 10,000 by default, an attachment every
+// 25th) to versitygw, whose note events reach the indexer function under
+// the Lambda emulator in SQS batches of up to 100, as the template
+// deploys it. It reports files/s sent, bytes, seconds to searchable, and
+// what a second sync sends (0). Run with -benchtime 1x.
+func BenchmarkSyncToLambdaIndexer(b *testing.B) {
+	rietest.Require(b)
+	notes := 10000
+	if n, err := strconv.Atoi(os.Getenv("SHEAF_BENCH_SYNC_NOTES")); err == nil && n > 0 {
+		notes = n
+	}
+	dir := filepath.Join(b.TempDir(), "vault")
+	if _, err := vaultgen.Generate(dir, vaultgen.Options{Notes: notes, Seed: 1, AttachmentsEvery: 25}); err != nil {
+		b.Fatal(err)
+	}
+	sheaf := filepath.Join(b.TempDir(), "sheaf")
+	if out, err := exec.Command("go", "build", "-o", sheaf, "../cmd/sheaf").CombinedOutput(); err != nil {
+		b.Fatalf("building sheaf: %v\n%s", err, out)
+	}
+	indexerBin := rietest.Build(b, "./indexer")
+	summary := regexp.MustCompile(`(\d+) files sent \((\d+) bytes\).* in ([0-9.]+)s`)
+	for b.Loop() {
+		bridge := &sqsBridge{prefix: "team/notes", kick: make(chan struct{}, 1)}
+		hook := httptest.NewServer(bridge)
+		v := cloudtest.Empty(b, s3test.Options{WebhookURL: hook.URL})
+		bridge.fn = rietest.Start(b, indexerBin, v.Env()...)
+		ctx, cancel := context.WithCancel(context.Background())
+		go bridge.run(ctx)
+		state := b.TempDir()
+		sync := func(args ...string) string {
+			cmd := exec.Command(sheaf, append([]string{"sync", dir, v.URL(), "--state", state, "--quiet"}, args...)...)
+			cmd.Env = append(os.Environ(), v.S3.Env()...)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				b.Fatalf("sheaf sync: %v\n%s", err, out)
+			}
+			return string(out)
+		}
+		start := time.Now()
+		out := sync("--wait", "--wait-timeout", "60m")
+		searchable := time.Since(start)
+		m := summary.FindStringSubmatch(out)
+		if m == nil || !strings.Contains(out, "the cloud index shows all") {
+			b.Fatalf("sync:\n%s", out)
+		}
+		sent, _ := strconv.ParseFloat(m[1], 64)
+		bytes, _ := strconv.ParseFloat(m[2], 64)
+		secs, _ := strconv.ParseFloat(m[3], 64)
+		again := summary.FindStringSubmatch(sync())
+		b.ReportMetric(sent/secs, "files/s")
+		b.ReportMetric(bytes, "bytes-sent")
+		b.ReportMetric(secs, "s-to-send")
+		b.ReportMetric(searchable.Seconds(), "s-to-searchable")
+		resent, _ := strconv.ParseFloat(again[1], 64)
+		b.ReportMetric(resent, "files-resent")
+		b.Logf("%s files sent (%s bytes) in %.1fs, searchable after %.1fs; a second sync sent %s", m[1], m[2], secs, searchable.Seconds(), again[1])
+		cancel()
+		hook.Close()
+	}
 }
