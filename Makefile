@@ -73,11 +73,14 @@ bench-big: build
 	SHEAF_BENCH_LAMBDA_MEMORY=1024 SHEAF_BENCH_LAMBDA_CPU=0.58 SHEAF_BENCH_VAULT=$(BIG_VAULT) SHEAF_BENCH_STATE=$(BIG_VAULT)-state $(GO) test -run '^$$' -bench LambdaColdStart -benchtime 1x -timeout 30m ./functions/mcp/ 2>&1 | tee -a bench-big.txt
 	SHEAF_BENCH_LAMBDA_MEMORY=2048 SHEAF_BENCH_LAMBDA_CPU=1.16 SHEAF_BENCH_VAULT=$(BIG_VAULT) SHEAF_BENCH_STATE=$(BIG_VAULT)-state $(GO) test -run '^$$' -bench LambdaColdStart -benchtime 1x -timeout 30m ./functions/mcp/ 2>&1 | tee -a bench-big.txt
 
-# sheaf sync of a generated 10k-note vault to versitygw while the indexer
-# follows the bucket's events: files/s, bytes sent, time to searchable, and
-# what a second sync sends (0). (Also part of `make bench`.)
+# sheaf sync --wait of a generated 10k-note vault to versitygw, indexed as
+# its events arrive by `sheaf reconcile --webhook` (one event a request),
+# then by the indexer function under the Lambda emulator (SQS batches of
+# 100, as deployed): files/s, bytes sent, time to searchable, and what a
+# second sync sends (0).
 bench-sync:
 	SHEAF_BENCH_SYNC_NOTES=10000 $(GO) test -run '^$$' -bench SyncCloud -benchtime 1x -timeout 60m ./cmd/sheaf/ 2>&1 | tee bench-sync.txt
+	SHEAF_BENCH_SYNC_NOTES=10000 $(GO) test -run '^$$' -bench SyncToLambdaIndexer -benchtime 1x -timeout 60m ./functions/ 2>&1 | tee -a bench-sync.txt
 
 # Short fuzzing of every parser and path check.
 fuzz:
