@@ -145,12 +145,12 @@ func waitIndexed(ctx context.Context, out io.Writer, rs *s3.Store, want []vaults
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	last := -1
+	last, said := -1, time.Time{}
 	res, err := vaultsync.Wait(ctx, &indexer.StoreCatalogs{Store: rs}, want, time.Second, func(n int) {
-		if n != last && n > 0 {
+		if n != last && n > 0 && time.Since(said) >= 5*time.Second {
 			fmt.Fprintf(out, "waiting for the cloud index: %d of %d changes pending\n", n, len(want))
+			last, said = n, time.Now()
 		}
-		last = n
 	})
 	for p, why := range res.Problems {
 		fmt.Fprintf(out, "not indexed: %s: %s\n", p, why)
