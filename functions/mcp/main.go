@@ -22,7 +22,9 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/auth/ssmkeys"
 	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/tools"
+	"github.com/sheaf-dev/sheaf/shared/tools/mcphttp"
 )
 
 // lambdaMaxResponseBytes caps the response budget: a synchronous Lambda
@@ -46,7 +48,7 @@ func main() {
 // top-level "warm") by warming this instance.
 type invoker struct {
 	http lambdahttp.Handler
-	cats tools.Catalogs
+	cats core.Catalogs
 }
 
 // Invoke is the Lambda handler.
@@ -90,7 +92,7 @@ func (in invoker) warmUp(ctx context.Context) (warmed, error) {
 // authorization server's, SHEAF_OAUTH_BUILTIN) or the shared SHEAF_TOKEN.
 // Nothing is fetched before the first request: an audience in an SSM
 // parameter (ssm:NAME) is read then.
-func newHandler(ctx context.Context) (http.Handler, tools.Catalogs, error) {
+func newHandler(ctx context.Context) (http.Handler, core.Catalogs, error) {
 	cfg, cl, log, err := fnenv.OpenCloud(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -121,7 +123,7 @@ func newHandler(ctx context.Context) (http.Handler, tools.Catalogs, error) {
 		if ha.Auth.Token == "" && ha.Auth.OAuth == nil && cfg.Keys == "" {
 			log.Info("only API keys from the bucket's keys file are accepted", "keys", auth.KeysPath)
 		}
-		return tools.HTTPHandler(srv, ha.HTTPOptions(cfg.AllowedOrigins)), nil
+		return mcphttp.HTTPHandler(srv, ha.HTTPOptions(cfg.AllowedOrigins)), nil
 	}
 	if ssmkeys.IsURL(cfg.OAuthAudience) {
 		// Checked now, read at the first request (init makes no network call).
