@@ -39,6 +39,7 @@ func main() {
 	root.AddCommand(embedCmd())
 	root.AddCommand(writeCmd(), mvCmd(), rmCmd(), restoreCmd())
 	root.AddCommand(keysCmd())
+	root.AddCommand(syncCmd())
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "sheaf:", err)
 		os.Exit(1)
