@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -12,8 +13,8 @@ import (
 
 	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/config/local"
 	"github.com/sheaf-dev/sheaf/shared/store"
-	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/store/s3"
 )
 
@@ -63,8 +64,11 @@ func keySource(ctx context.Context, cfg *config.Config) (auth.KeySource, error) 
 				return nil, err
 			}
 		default:
-			var err error
-			if st, err = fs.Open(cfg.Vault); err != nil {
+			root, err := filepath.Abs(cfg.Vault)
+			if err != nil {
+				return nil, err
+			}
+			if st, _, err = local.OpenStore(root, cfg.State); err != nil {
 				return nil, err
 			}
 		}

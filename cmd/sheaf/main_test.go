@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sheaf-dev/sheaf/shared/config/local"
 	"github.com/sheaf-dev/sheaf/shared/tools"
 	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
 )
@@ -26,6 +27,11 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	bin = filepath.Join(dir, "sheaf")
+	// The servers the tests start keep their state and keys in the user's
+	// cache and config folders: here, folders of this run.
+	for _, v := range []string{"XDG_CACHE_HOME", "XDG_CONFIG_HOME"} {
+		os.Setenv(v, filepath.Join(dir, v))
+	}
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building sheaf: %v\n%s", err, out)
@@ -36,8 +42,18 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// stateOf is where a server started by the tests keeps vault's state.
+func stateOf(t testing.TB, vault string) string {
+	t.Helper()
+	dir, err := local.DefaultState(vault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // sampleVault copies infra/sample-vault to a temporary folder (tests may
-// write to it, and the server writes .sheaf/ into it) and adds the
+// write to it) and adds the
 // oversized attachment the suite expects.
 func sampleVault(t testing.TB) string {
 	t.Helper()
