@@ -103,4 +103,3 @@ func TestOpenRefuses(t *testing.T) {
 		}
 	}
 }
-
