@@ -11,14 +11,14 @@ import (
 
 func evalCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "eval [VAULT]",
+		Use:   "eval --vault DIR",
 		Short: "Score retrieval (and, with an LLM, answer faithfulness) against eval/questions.jsonl",
 		Long: "Reads the vault's eval/questions.jsonl ({question, expected_paths, must_contain} per line) and\n" +
 			"prints recall@k, precision@k, MRR and hit rate over the top k retrieved notes, per question\n" +
 			"and overall, for every retrieval lane side by side: fulltext, and with --embed-* also\n" +
 			"semantic and hybrid. --mode scores one lane only. With --llm-base-url and --llm-model it\n" +
 			"also answers each question (in hybrid, or fulltext without embeddings, or --mode) and\n" +
-			"scores faithfulness. The vault is VAULT or --vault.",
+			"scores faithfulness. The vault is --vault (or SHEAF_VAULT).",
 		Args: cobra.MaximumNArgs(1),
 	}
 	cfg := withConfig(cmd)
@@ -28,7 +28,7 @@ func evalCmd() *cobra.Command {
 	cmd.Flags().StringVar(&in.Mode, "mode", "", "score one retrieval lane: fulltext, semantic or hybrid (default: every lane configured)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 1 {
-			cfg.Vault = args[0]
+			vaultFirst(cmd, cfg, args)
 		}
 		if in.K < 1 || in.K > 50 {
 			return fmt.Errorf("--k must be 1-50, got %d", in.K)

@@ -28,8 +28,11 @@ allowlist (globs, the last match winning, e.g. --folder 'Projects/**'
 --folder '!Projects/secret/**'), propose-only (its writes become proposals),
 a tool profile (core or full) and an optional expiry.
 
-Keys live in the vault's .sheaf/keys.json (the folder, or the bucket of an
-s3:// vault) unless --keys names another file. Only hashes are stored: a
+Keys of a folder vault live in keys.json (mode 0600) in a folder named
+after the vault in the user config folder (e.g. ~/.config/sheaf/notes-1a2b3c4d;
+an existing <vault>/.sheaf/keys.json is used as it is), keys of an s3://
+vault in the bucket's .sheaf/keys.json, unless --keys names another
+file. Only hashes are stored: a
 new key is printed once, on standard output. A running server picks up
 changes within seconds.`,
 	}

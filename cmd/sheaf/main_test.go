@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,15 +28,19 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	bin = filepath.Join(dir, "sheaf")
-	// The servers the tests start keep their state and keys in the user's
-	// cache and config folders: here, folders of this run.
-	for _, v := range []string{"XDG_CACHE_HOME", "XDG_CONFIG_HOME"} {
-		os.Setenv(v, filepath.Join(dir, v))
-	}
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building sheaf: %v\n%s", err, out)
 		os.Exit(1)
+	}
+	// The servers the tests start keep their state and keys in the user's
+	// cache and config folders: here, folders of this run. Go's own build
+	// cache stays where it was.
+	if gocache, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
+		os.Setenv("GOCACHE", strings.TrimSpace(string(gocache)))
+	}
+	for _, v := range []string{"XDG_CACHE_HOME", "XDG_CONFIG_HOME"} {
+		os.Setenv(v, filepath.Join(dir, v))
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

@@ -36,6 +36,13 @@ function beside it.`,
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
 		log := logger(cfg.LogLevel)
+		if cfg.HTTP != "" {
+			addr, err := httpAddr(cfg.HTTP)
+			if err != nil {
+				return err
+			}
+			cfg.HTTP = addr
+		}
 		v, closeVault, err := openVault(ctx, cfg, log)
 		if err != nil {
 			return err
@@ -58,7 +65,7 @@ function beside it.`,
 			return err
 		}
 		defer ha.Close()
-		ln, err := net.Listen("tcp", cfg.HTTP)
+		ln, err := listen(cfg.HTTP)
 		if err != nil {
 			return err
 		}

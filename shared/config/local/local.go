@@ -39,6 +39,7 @@ type Vault struct {
 	Embeddings *indexer.Embeddings
 	text       *embedded.Index
 	vectors    vectors.Index // nil without embeddings
+	store      *split.Store
 
 	stop context.CancelFunc // ends what Start started; nil before Start
 	bg   sync.WaitGroup     // what Start started
@@ -98,7 +99,7 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, erro
 		Reindex: ix, Ledger: c.Ledger, // writes are indexed before the tool returns
 	}
 	v.State = state
-	l := &Vault{Vault: v, Indexer: ix, Root: root, State: state, Layout: layout, text: text}
+	l := &Vault{Vault: v, Indexer: ix, Root: root, State: state, Layout: layout, text: text, store: st}
 	if err := l.openEmbeddings(ctx, c, log); err != nil {
 		text.Close()
 		return nil, err
@@ -189,7 +190,7 @@ func (l *Vault) Close() error {
 	if l.vectors != nil {
 		verr = l.vectors.Close() // the embedded index flushes on Close
 	}
-	return errors.Join(serr, l.text.Close(), verr)
+	return errors.Join(serr, l.text.Close(), verr, l.store.Close())
 }
 
 // indexWait maps the --index-wait setting (0: do not wait) to the tools'

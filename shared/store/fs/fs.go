@@ -676,6 +676,8 @@ func (s *Store) wrap(op, p string, err error) error {
 		return &store.PathError{Path: p, Reason: "leads outside the vault through a symbolic link"}
 	case errors.Is(err, syscall.ELOOP):
 		return &store.PathError{Path: p, Reason: "goes through a loop of symbolic links"}
+	case errors.Is(err, iofs.ErrPermission) || errors.Is(err, syscall.EROFS):
+		return fmt.Errorf("fs: %s %q: the folder is read-only for this process (%v): make it writable, or serve it read-only: %w", op, p, err, store.ErrDenied)
 	}
 	return fmt.Errorf("fs: %s %q: %w", op, p, err)
 }

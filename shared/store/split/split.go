@@ -187,3 +187,14 @@ func (s *Store) MakeFolder(ctx context.Context, path string) error {
 }
 
 func ownName(p string) string { return own + p }
+
+// Close closes the stores that can be closed.
+func (s *Store) Close() error {
+	var errs []error
+	for _, st := range []store.Store{s.Notes, s.State, s.Keys} {
+		if c, ok := st.(interface{ Close() error }); ok {
+			errs = append(errs, c.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
