@@ -51,9 +51,10 @@ reply=""
 while IFS= read -r -t 60 line <&"${STDIO[0]}"; do
 	case $line in *'"id":2'*) reply=$line; break ;; esac
 done
-exec {STDIO[1]}>&- # a client closing stdin ends the server
+in_fd=${STDIO[1]}
+exec {in_fd}>&- # a client closing stdin ends the server
 wait "$STDIO_PID" || fail "sheaf serve (stdio) exited with an error"
-grep -q '"id":2' <<<"$reply" && grep -q 'Compost.md' <<<"$reply" || fail "stdio search: $reply"
+if ! grep -q '"id":2' <<<"$reply" || ! grep -q 'Compost.md' <<<"$reply"; then fail "stdio search: $reply"; fi
 
 port=8787
 while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do

@@ -30,9 +30,11 @@ licenses() {
 		[ -n "$dir" ] || { echo "no module folder for $path (run go mod download)" >&2; return 1; }
 		lic=$(find "$dir" -maxdepth 1 -type f \( -iname 'LICENSE*' -o -iname 'LICENCE*' -o -iname 'COPYING*' \) | sort | head -1)
 		[ -n "$lic" ] || { echo "no license file in $path $ver" >&2; return 1; }
-		printf '=== %s %s\n\n' "$path" "$ver" >>"$out"
-		cat "$lic" >>"$out"
-		printf '\n' >>"$out"
+		{
+			printf '=== %s %s\n\n' "$path" "$ver"
+			cat "$lic"
+			printf '\n'
+		} >>"$out"
 	done
 }
 licenses "$DIST/build/THIRD_PARTY_LICENSES"
@@ -55,6 +57,7 @@ build() {
 }
 export -f build
 export GO DIST VER LDFLAGS
+# shellcheck disable=SC2086 # one platform a word
 printf '%s\n' $PLATFORMS | xargs -P "$JOBS" -I{} bash -c 'build {}'
 
 # The Lambda functions (provided.al2023, arm64), as `sam deploy` would
