@@ -90,7 +90,7 @@ func HTTPHandler(srv *server.MCPServer, o HTTPOptions) http.Handler {
 			mux.Handle(p, meta)
 		}
 	}
-	return mux
+	return cors(o.AllowedOrigins, mux)
 }
 
 // authenticate establishes the caller before any MCP processing: the same
