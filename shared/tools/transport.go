@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 
@@ -26,7 +24,7 @@ import (
 // ends or in closes.
 func ServeStdio(ctx context.Context, srv *server.MCPServer, in io.Reader, out io.Writer) error {
 	s := server.NewStdioServer(srv)
-	s.SetErrorLogger(log.New(os.Stderr, "sheaf: ", log.LstdFlags))
+	s.SetErrorLogger(slog.NewLogLogger(slog.Default().Handler(), slog.LevelError)) // the process's one logger
 	return s.Listen(ctx, in, &lineLifter{w: out})
 }
 
