@@ -45,7 +45,7 @@ unit:
 
 # The race detector over the concurrent parts (indexer, catalog, stores, tools).
 race:
-	$(GO) test -race -short -count=1 -timeout 15m ./indexer/ ./shared/vault/ ./shared/store/... ./shared/tools/ ./shared/textindex/... ./shared/vectors/... ./shared/embed/ ./shared/auth/... ./shared/llm/... ./functions/internal/...
+	$(GO) test -race -short -count=1 -timeout 15m ./indexer/ ./shared/vault/ ./shared/store/... ./shared/core/ ./shared/tools/ ./shared/textindex/... ./shared/vectors/... ./shared/embed/ ./shared/auth/... ./shared/llm/... ./functions/internal/...
 
 smoke: build
 	@test -d infra/smoke/node_modules || npm --prefix infra/smoke install --no-audit --no-fund --loglevel=error
@@ -126,8 +126,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzQuote -fuzztime 15s ./shared/textindex/meili/
 	$(GO) test -run '^$$' -fuzz FuzzParseURL -fuzztime 15s ./shared/vectors/qdrant/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeEvent -fuzztime 15s ./indexer/
-	$(GO) test -run '^$$' -fuzz FuzzValidateGrounding -fuzztime 15s ./shared/tools/
-	$(GO) test -run '^$$' -fuzz FuzzPageEnd -fuzztime 15s ./shared/tools/
+	$(GO) test -run '^$$' -fuzz FuzzValidateGrounding -fuzztime 15s ./shared/core/
+	$(GO) test -run '^$$' -fuzz FuzzPageEnd -fuzztime 15s ./shared/core/
 	$(GO) test -run '^$$' -fuzz FuzzExplainArgs -fuzztime 15s ./shared/tools/
 	$(GO) test -run '^$$' -fuzz FuzzEmbeddingsBody -fuzztime 15s ./infra/embedder/
 	$(GO) test -run '^$$' -fuzz FuzzInvoke -fuzztime 15s ./functions/internal/lambdahttp/
@@ -136,8 +136,15 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzFolders -fuzztime 20s ./shared/auth/
 	$(GO) test -run '^$$' -fuzz FuzzVerifyToken -fuzztime 15s ./shared/auth/oauth/
 	$(GO) test -run '^$$' -fuzz FuzzVerifyClaims -fuzztime 20s ./shared/auth/oauth/
+	$(GO) test -run '^$$' -fuzz FuzzParseURL -fuzztime 15s ./shared/ingest/
+	$(GO) test -run '^$$' -fuzz FuzzNotePath -fuzztime 15s ./shared/ingest/
+	# count-based: time-based fuzzing of the HTML converter stalls its worker here
+	$(GO) test -run '^$$' -fuzz FuzzConvertHTML -fuzztime 20000x -parallel 1 ./shared/ingest/
 	$(GO) test -run '^$$' -fuzz FuzzParseURL -fuzztime 10s ./shared/auth/ssmkeys/
 	$(GO) test -run '^$$' -fuzz FuzzCursorOpen -fuzztime 10s ./shared/auth/
+	$(GO) test -run '^$$' -fuzz FuzzMerge -fuzztime 60s ./shared/history/merge/
+	$(GO) test -run '^$$' -fuzz FuzzDiff -fuzztime 20s ./shared/history/diff/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeRecord -fuzztime 15s ./shared/history/folder/
 
 run:
 	$(GO) run ./cmd/sheaf serve --vault $(VAULT) --http $(ADDR)

@@ -320,6 +320,10 @@ func checkPolicies(t *testing.T, name string, fn *serverless.Function) {
 	}
 	if name == "McpFunction" { // the keys may be an SSM parameter, only under /sheaf/
 		want["ssm:GetParameter"] = []string{"sub:arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/sheaf/*"}
+		// Note history reads past versions of notes.
+		want["s3:GetObjectVersion"] = []string{objects}
+		want["s3:ListBucketVersions"] = []string{bucket}
+		want["s3:GetBucketVersioning"] = []string{bucket}
 	}
 	for a, res := range grants {
 		if !slices.Equal(res, want[a]) {
@@ -466,5 +470,59 @@ func TestTemplateKeepWarm(t *testing.T) {
 		dig(perm, "Properties", "Principal") != "events.amazonaws.com" || dig(perm, "Properties", "Action") != "lambda:InvokeFunction" ||
 		dig(perm, "Properties", "FunctionName") != "ref:McpFunction" || dig(perm, "Properties", "SourceArn") != "getatt:McpWarmRule.Arn" {
 		t.Errorf("warm-up permission: %v", perm)
+	}
+}
+
+// TestTemplateHistory: the bucket keeps every version of every note (note
+// history reads them), for HistoryDays at least and beyond that the newest
+// HistoryVersions; Sheaf's own objects' past versions go after a day.
+func TestTemplateHistory(t *testing.T) {
+	tmpl, _ := loadTemplate(t)
+	b, err := tmpl.GetS3BucketWithName("VaultBucket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.VersioningConfiguration == nil || b.VersioningConfiguration.Status != "Enabled" {
+		t.Fatalf("bucket versioning %+v, want Enabled", b.VersioningConfiguration)
+	}
+	if b.LifecycleConfiguration == nil {
+		t.Fatal("no lifecycle rules: noncurrent versions would be kept forever")
+	}
+	rules := map[string]bool{}
+	for _, r := range b.LifecycleConfiguration.Rules {
+		id := deref(r.Id)
+		rules[id] = true
+		if r.Status != "Enabled" {
+			t.Errorf("rule %s: status %q", id, r.Status)
+		}
+		switch id {
+		case "NoteHistory":
+			nve := r.NoncurrentVersionExpiration
+			if deref(r.Prefix) != "sub:${VaultPrefix}/" || nve == nil || nve.NoncurrentDays != 30 ||
+				nve.NewerNoncurrentVersions == nil || *nve.NewerNoncurrentVersions != 10 {
+				t.Errorf("NoteHistory: prefix %q, %+v; want the vault's notes, 30 days (HistoryDays) and 10 versions (HistoryVersions)", deref(r.Prefix), nve)
+			}
+			if r.ExpiredObjectDeleteMarker == nil || !*r.ExpiredObjectDeleteMarker || r.ExpirationInDays != nil {
+				t.Errorf("NoteHistory must clean up delete markers with nothing left behind them, and never expire current notes")
+			}
+		case "SheafState":
+			if deref(r.Prefix) != "sub:${VaultPrefix}/.sheaf/" || r.NoncurrentVersionExpiration == nil || r.NoncurrentVersionExpiration.NoncurrentDays != 1 {
+				t.Errorf("SheafState: prefix %q, %+v", deref(r.Prefix), r.NoncurrentVersionExpiration)
+			}
+		case "HistoryTransactions":
+			if deref(r.Prefix) != "sub:${VaultPrefix}/.sheaf/history/tx/" || r.ExpirationInDays == nil || *r.ExpirationInDays != 30 {
+				t.Errorf("HistoryTransactions: prefix %q, expires after %v days", deref(r.Prefix), deref(r.ExpirationInDays))
+			}
+		default:
+			t.Errorf("unexpected lifecycle rule %q", id)
+		}
+		if r.ExpirationInDays != nil && id != "HistoryTransactions" {
+			t.Errorf("rule %s expires current objects: notes would be deleted", id)
+		}
+	}
+	for _, id := range []string{"NoteHistory", "SheafState", "HistoryTransactions"} {
+		if !rules[id] {
+			t.Errorf("lifecycle rule %s missing", id)
+		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sheaf-dev/sheaf/shared/history"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -82,6 +83,11 @@ type Indexer struct {
 
 	passMu sync.Mutex
 	pass   chan struct{} // closed when the pass running or expected ends; nil: none
+
+	// History, when set, hears of every note the indexer reads and every
+	// note it finds gone, so that changes made outside Sheaf (an editor, a
+	// sync client) become versions (folder vaults; S3 keeps them itself).
+	History history.Observer
 
 	// CheckpointEvery is how often a long Sync saves the catalog snapshot
 	// while it runs, so that a process stopped (or killed) mid-pass resumes
@@ -317,6 +323,7 @@ func (ix *Indexer) syncLocked(ctx context.Context, progress func(done, total int
 				stats.Removed++
 			}
 			ix.changed(p)
+			ix.gone(ctx, p)
 		}
 	}
 	// Files no longer in the store have no problems.
@@ -594,6 +601,7 @@ func (ix *Indexer) load(ctx context.Context, path string) (*parsed, error) {
 		why = "frontmatter: " + n.FrontmatterError
 	}
 	ix.setProblem(path, why)
+	ix.observe(ctx, obj.Path, data, obj)
 	return &parsed{note: n, doc: DocOf(&n, p)}, nil
 }
 
@@ -708,6 +716,7 @@ func (ix *Indexer) applyLocked(ctx context.Context, paths []string, force bool) 
 		case st.remove:
 			ix.Catalog.Remove(st.path)
 			ix.Catalog.RemoveAttachment(st.path)
+			ix.gone(ctx, st.path)
 			// A change even when this catalog did not hold the path: the
 			// saved snapshot, written by another indexer, may.
 			ix.changed(st.path)

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sheaf-dev/sheaf/shared/config"
-	"github.com/sheaf-dev/sheaf/shared/tools"
+	"github.com/sheaf-dev/sheaf/shared/core"
 )
 
 func answerCmd() *cobra.Command {
@@ -24,7 +24,7 @@ func answerCmd() *cobra.Command {
 	}
 	cfg := withConfig(cmd)
 	asJSON := cmd.Flags().Bool("json", false, "print the answer tool's JSON result")
-	var in tools.AnswerIn
+	var in core.AnswerIn
 	cmd.Flags().IntVar(&in.Limit, "limit", 6, "how many pages to retrieve as context (1-20)")
 	cmd.Flags().BoolVar(&in.PreferRecent, "prefer-recent", false, "prefer fresher pages")
 	cmd.Flags().BoolVar(&in.Rerank, "rerank", false, "rerank a wider candidate pool before answering")

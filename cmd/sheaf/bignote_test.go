@@ -17,8 +17,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/testbin"
-	"github.com/sheaf-dev/sheaf/shared/tools"
 	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
 )
 
@@ -128,7 +128,7 @@ func TestBigNotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	hashOf := func(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
-	budget := tools.DefaultMaxResponseBytes
+	budget := core.DefaultMaxResponseBytes
 
 	check := func(t *testing.T, s *mcp.ClientSession, frames *toolstest.Frames) {
 		c := toolstest.NewClient(t, s)

@@ -19,6 +19,7 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/config"
 	"github.com/sheaf-dev/sheaf/shared/config/local"
 	"github.com/sheaf-dev/sheaf/shared/tools"
+	"github.com/sheaf-dev/sheaf/shared/tools/mcphttp"
 )
 
 // docsCmd writes the references generated from the code: docs/tools.md
@@ -117,7 +118,7 @@ func listTools(ctx context.Context, profile string) ([]listedTool, error) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	go func() {
-		_ = tools.ServeStdio(ctx, srv, inR, outW)
+		_ = mcphttp.ServeStdio(ctx, srv, inR, outW)
 		outW.Close()
 	}()
 	defer inW.Close()

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sheaf-dev/sheaf/shared/tools"
+	"github.com/sheaf-dev/sheaf/shared/core"
 )
 
 func embedCmd() *cobra.Command {
@@ -31,7 +31,7 @@ func embedCmd() *cobra.Command {
 			return err
 		}
 		defer l.Close()
-		res, err := s.ReindexEmbeddings(cmd.Context(), tools.ReindexIn{})
+		res, err := s.ReindexEmbeddings(cmd.Context(), core.ReindexIn{})
 		if err != nil {
 			return err
 		}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sheaf-dev/sheaf/shared/tools"
+	"github.com/sheaf-dev/sheaf/shared/core"
 )
 
 func evalCmd() *cobra.Command {
@@ -23,7 +23,7 @@ func evalCmd() *cobra.Command {
 	}
 	cfg := withConfig(cmd)
 	asJSON := cmd.Flags().Bool("json", false, "print the eval tool's JSON result")
-	var in tools.EvalIn
+	var in core.EvalIn
 	cmd.Flags().IntVar(&in.K, "k", 6, "top-k cutoff (1-50)")
 	cmd.Flags().StringVar(&in.Mode, "mode", "", "score one retrieval lane: fulltext, semantic or hybrid (default: every lane configured)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
@@ -58,7 +58,7 @@ func evalCmd() *cobra.Command {
 		if l.Vault.Embedder != nil {
 			lanes = append(lanes, "semantic", "hybrid")
 		}
-		var results []*tools.EvalOut
+		var results []*core.EvalOut
 		for i, lane := range lanes {
 			lin := in
 			lin.Mode = lane
@@ -80,7 +80,7 @@ func evalCmd() *cobra.Command {
 
 // printLanes prints several lanes' results side by side: the totals, then
 // per question the rank of the first expected note in each lane.
-func printLanes(rs []*tools.EvalOut) {
+func printLanes(rs []*core.EvalOut) {
 	first := rs[0]
 	names := make([]string, len(rs))
 	for i, r := range rs {
@@ -127,7 +127,7 @@ func printLanes(rs []*tools.EvalOut) {
 		}
 	}
 	for _, e := range first.Errors {
-		fmt.Printf("line %d of %s skipped: %s\n", e.Line, tools.EvalFile, plain(e.Message))
+		fmt.Printf("line %d of %s skipped: %s\n", e.Line, core.EvalFile, plain(e.Message))
 	}
 	if first.Skipped > 0 {
 		fmt.Printf("%d more questions not scored (500 per run)\n", first.Skipped)
@@ -135,7 +135,7 @@ func printLanes(rs []*tools.EvalOut) {
 }
 
 // printEval prints eval's result as a table.
-func printEval(r *tools.EvalOut) {
+func printEval(r *core.EvalOut) {
 	fmt.Printf("%d questions, k=%d, mode %s\n", r.Count, r.K, r.Mode)
 	faith := "-"
 	if r.FaithfulnessRate != nil {
@@ -161,7 +161,7 @@ func printEval(r *tools.EvalOut) {
 		}
 	}
 	for _, e := range r.Errors {
-		fmt.Printf("line %d of %s skipped: %s\n", e.Line, tools.EvalFile, plain(e.Message))
+		fmt.Printf("line %d of %s skipped: %s\n", e.Line, core.EvalFile, plain(e.Message))
 	}
 	if r.Skipped > 0 {
 		fmt.Printf("%d more questions not scored (500 per run)\n", r.Skipped)

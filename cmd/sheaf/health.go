@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sheaf-dev/sheaf/shared/tools"
+	"github.com/sheaf-dev/sheaf/shared/core"
 )
 
 func healthCmd() *cobra.Command {
@@ -22,7 +22,7 @@ func healthCmd() *cobra.Command {
 			return err
 		}
 		defer l.Close()
-		h, err := s.WikiHealth(cmd.Context(), tools.HealthIn{})
+		h, err := s.WikiHealth(cmd.Context(), core.HealthIn{})
 		if err != nil {
 			return err
 		}

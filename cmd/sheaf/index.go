@@ -10,7 +10,7 @@ import (
 
 	"github.com/sheaf-dev/sheaf/indexer"
 	"github.com/sheaf-dev/sheaf/shared/config/local"
-	"github.com/sheaf-dev/sheaf/shared/tools"
+	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/vault/vaultgen"
 )
 
@@ -82,7 +82,7 @@ func searchCmd() *cobra.Command {
 		if *anyWord {
 			match = "any"
 		}
-		res, err := s.Search(cmd.Context(), tools.SearchArgs{Query: strings.Join(args, " "), Limit: *limit, Mode: "fulltext", Match: match})
+		res, err := s.Search(cmd.Context(), core.SearchArgs{Query: strings.Join(args, " "), Limit: *limit, Mode: "fulltext", Match: match})
 		if err != nil {
 			return err
 		}

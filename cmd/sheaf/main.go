@@ -15,7 +15,7 @@ import (
 
 	"github.com/sheaf-dev/sheaf/shared/config"
 	"github.com/sheaf-dev/sheaf/shared/config/local"
-	"github.com/sheaf-dev/sheaf/shared/tools"
+	"github.com/sheaf-dev/sheaf/shared/core"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -56,7 +56,7 @@ func rootCmd() *cobra.Command {
 // indexed opens the vault, brings its index up to date and returns the tool
 // server over it, for the commands that answer one question from the shell.
 // The caller closes the returned vault.
-func indexed(cmd *cobra.Command, cfg *config.Config) (*local.Vault, *tools.Server, error) {
+func indexed(cmd *cobra.Command, cfg *config.Config) (*local.Vault, *core.Core, error) {
 	l, err := local.Open(cmd.Context(), cfg, logger(cfg.LogLevel))
 	if err != nil {
 		return nil, nil, err
@@ -65,12 +65,11 @@ func indexed(cmd *cobra.Command, cfg *config.Config) (*local.Vault, *tools.Serve
 		l.Close()
 		return nil, nil, err
 	}
-	s, err := tools.NewServer(l.Vault)
+	s, err := core.New(l.Vault)
 	if err != nil {
 		l.Close()
 		return nil, nil, err
 	}
-	s.MaxResponseBytes = cfg.MaxResponseBytes
 	return l, s, nil
 }
 

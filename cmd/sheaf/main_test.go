@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sheaf-dev/sheaf/shared/config/local"
-	"github.com/sheaf-dev/sheaf/shared/tools"
+	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
 )
 
@@ -206,7 +206,7 @@ func TestConformanceHTTP(t *testing.T) {
 func checkFrames(t *testing.T, frames *toolstest.Frames) {
 	size, n := frames.Max()
 	t.Logf("largest of %d frames: %d bytes", n, size)
-	if size > tools.DefaultMaxResponseBytes+1024 {
-		t.Errorf("a frame of %d bytes is over the response budget of %d", size, tools.DefaultMaxResponseBytes)
+	if size > core.DefaultMaxResponseBytes+1024 {
+		t.Errorf("a frame of %d bytes is over the response budget of %d", size, core.DefaultMaxResponseBytes)
 	}
 }

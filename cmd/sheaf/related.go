@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sheaf-dev/sheaf/shared/tools"
+	"github.com/sheaf-dev/sheaf/shared/core"
 )
 
 func relatedCmd() *cobra.Command {
@@ -34,7 +34,7 @@ func relatedCmd() *cobra.Command {
 			return err
 		}
 		defer l.Close()
-		res, err := s.RelatedNotes(cmd.Context(), tools.RelatedIn{Path: args[0], Limit: *limit})
+		res, err := s.RelatedNotes(cmd.Context(), core.RelatedIn{Path: args[0], Limit: *limit})
 		if err != nil {
 			return err
 		}

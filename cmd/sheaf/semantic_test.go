@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/embed"
 	"github.com/sheaf-dev/sheaf/shared/tools"
 	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
@@ -117,7 +118,7 @@ func TestEmbedAndRelatedCommands(t *testing.T) {
 		out, err := cmd.Output()
 		return string(out), err
 	}
-	var counts tools.ReindexOut
+	var counts core.ReindexOut
 	out, err := run(append([]string{"embed", vault}, emb.flags()...)...)
 	if err != nil || json.Unmarshal([]byte(out), &counts) != nil {
 		t.Fatalf("sheaf embed: %v\n%s", err, out)

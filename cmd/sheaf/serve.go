@@ -14,7 +14,9 @@ import (
 
 	"github.com/sheaf-dev/sheaf/shared/config"
 	"github.com/sheaf-dev/sheaf/shared/config/local"
+	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/tools"
+	"github.com/sheaf-dev/sheaf/shared/tools/mcphttp"
 )
 
 func serveCmd() *cobra.Command {
@@ -58,7 +60,7 @@ function beside it.`,
 			return err
 		}
 		if cfg.HTTP == "" {
-			return tools.ServeStdio(ctx, srv, os.Stdin, os.Stdout)
+			return mcphttp.ServeStdio(ctx, srv, os.Stdin, os.Stdout)
 		}
 		ha, err := httpAuth(ctx, cfg, v)
 		if err != nil {
@@ -70,7 +72,7 @@ function beside it.`,
 			return err
 		}
 		hs := &http.Server{
-			Handler:           tools.HTTPHandler(srv, ha.HTTPOptions(cfg.AllowedOrigins)),
+			Handler:           mcphttp.HTTPHandler(srv, ha.HTTPOptions(cfg.AllowedOrigins)),
 			ReadHeaderTimeout: 10 * time.Second,
 		}
 		go func() {
@@ -91,7 +93,7 @@ function beside it.`,
 // openVault wires the vault to serve and returns it with its closer: a
 // cloud vault (s3://) read through the bucket's catalog snapshot, or a
 // folder, which it starts indexing and (unless --no-watch) following.
-func openVault(ctx context.Context, cfg *config.Config, log *slog.Logger) (*tools.Vault, func() error, error) {
+func openVault(ctx context.Context, cfg *config.Config, log *slog.Logger) (*core.Vault, func() error, error) {
 	if config.IsCloud(cfg.Vault) {
 		cl, err := config.OpenCloud(ctx, cfg, log)
 		if err != nil {
@@ -110,7 +112,7 @@ func openVault(ctx context.Context, cfg *config.Config, log *slog.Logger) (*tool
 // httpAuth wires who may call the HTTP endpoint. Beyond loopback a
 // credential is always required, and the server refuses to start unless
 // someone can present one.
-func httpAuth(ctx context.Context, cfg *config.Config, v *tools.Vault) (*config.HTTPAuth, error) {
+func httpAuth(ctx context.Context, cfg *config.Config, v *core.Vault) (*config.HTTPAuth, error) {
 	wide := !loopback(cfg.HTTP)
 	ha, err := config.OpenAuth(ctx, cfg, v.Store, wide)
 	if err != nil {

@@ -10,20 +10,20 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/store"
-	"github.com/sheaf-dev/sheaf/shared/tools"
 )
 
 // writer opens the vault (a folder, indexed first, or a cloud vault) and
 // the tool server over it; the write commands call the write tools
 // themselves, so they behave exactly as they do over MCP.
-func writer(cmd *cobra.Command, cfg *config.Config) (*tools.Server, store.Store, func(), error) {
+func writer(cmd *cobra.Command, cfg *config.Config) (*core.Core, store.Store, func(), error) {
 	if config.IsCloud(cfg.Vault) {
 		cl, err := config.OpenCloud(cmd.Context(), cfg, logger(cfg.LogLevel))
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		s, err := tools.NewServer(cl.Vault)
+		s, err := core.New(cl.Vault)
 		if err != nil {
 			cl.Close()
 			return nil, nil, nil, err
@@ -49,7 +49,7 @@ func vaultArg(cmd *cobra.Command, cfg *config.Config, args []string, want int) [
 // toolError reports a tool error: with --json its object on stdout, and
 // always "kind: message" as the command's error.
 func toolError(err error, asJSON bool) error {
-	te := tools.AsError(err)
+	te := core.ToError(err)
 	if asJSON {
 		obj := map[string]any{"kind": te.Kind, "message": te.Message}
 		for k, v := range te.Fields {
@@ -98,19 +98,19 @@ func writeCmd() *cobra.Command {
 			return err
 		}
 		defer closeFn()
-		in := tools.WriteNoteIn{Path: args[0], Content: string(content), Mode: *mode, ExpectedHash: *expected, IdempotencyKey: *key}
+		in := core.WriteNoteIn{Path: args[0], Content: string(content), Mode: *mode, ExpectedHash: *expected, IdempotencyKey: *key}
 		if *force && in.ExpectedHash == "" && *mode == "overwrite" {
 			if data, _, err := st.Get(cmd.Context(), args[0], 0); err == nil {
-				in.ExpectedHash = tools.ContentHash(data)
+				in.ExpectedHash = core.ContentHash(data)
 			}
 		}
 		res, err := s.WriteNote(cmd.Context(), in)
-		if err != nil && in.Mode == "append" && in.ExpectedHash == "" && in.IdempotencyKey == "" && tools.AsError(err).Kind == "note-not-found" {
+		if err != nil && in.Mode == "append" && in.ExpectedHash == "" && in.IdempotencyKey == "" && core.AsError(err).Kind == "note-not-found" {
 			// Appending to a note that does not exist yet starts it (the
 			// write_note tool itself keeps append to existing notes).
 			create := in
 			create.Mode = "create"
-			if res, err = s.WriteNote(cmd.Context(), create); err != nil && tools.AsError(err).Kind == "note-exists" {
+			if res, err = s.WriteNote(cmd.Context(), create); err != nil && core.AsError(err).Kind == "note-exists" {
 				res, err = s.WriteNote(cmd.Context(), in) // someone created it meanwhile
 			}
 		}
@@ -151,7 +151,7 @@ func mvCmd() *cobra.Command {
 			return err
 		}
 		defer closeFn()
-		res, err := s.MoveNote(cmd.Context(), tools.MoveNoteIn{Path: args[0], NewPath: args[1], DryRun: *dry, ExpectedHash: *expected})
+		res, err := s.MoveNote(cmd.Context(), core.MoveNoteIn{Path: args[0], NewPath: args[1], DryRun: *dry, ExpectedHash: *expected})
 		if err != nil {
 			return toolError(err, *asJSON)
 		}
@@ -197,9 +197,9 @@ func rmCmd() *cobra.Command {
 			return err
 		}
 		defer closeFn()
-		res, err := s.DeleteNote(cmd.Context(), tools.DeleteNoteIn{Path: args[0], Confirm: *yes, ExpectedHash: *expected})
+		res, err := s.DeleteNote(cmd.Context(), core.DeleteNoteIn{Path: args[0], Confirm: *yes, ExpectedHash: *expected})
 		if err != nil {
-			if te := tools.AsError(err); te.Kind == "confirmation-required" && !*asJSON {
+			if te := core.ToError(err); te.Kind == "confirmation-required" && !*asJSON {
 				return errors.New("confirmation-required: pass --yes to delete " + args[0])
 			}
 			return toolError(err, *asJSON)
@@ -230,7 +230,7 @@ func restoreCmd() *cobra.Command {
 			return err
 		}
 		defer closeFn()
-		p, _, err := s.RestoreNote(cmd.Context(), tools.VaultArg{}, args[0])
+		p, _, err := s.RestoreNote(cmd.Context(), core.VaultArg{}, args[0])
 		if err != nil {
 			return toolError(err, false)
 		}

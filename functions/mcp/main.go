@@ -20,7 +20,9 @@ import (
 	"github.com/sheaf-dev/sheaf/functions/internal/lambdahttp"
 	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/tools"
+	"github.com/sheaf-dev/sheaf/shared/tools/mcphttp"
 )
 
 // lambdaMaxResponseBytes caps the response budget: a synchronous Lambda
@@ -44,7 +46,7 @@ func main() {
 // top-level "warm") by warming this instance.
 type invoker struct {
 	http lambdahttp.Handler
-	cats tools.Catalogs
+	cats core.Catalogs
 }
 
 // Invoke is the Lambda handler.
@@ -86,7 +88,7 @@ func (in invoker) warmUp(ctx context.Context) (warmed, error) {
 // file (the bucket's .sheaf/keys.json by default, or SHEAF_KEYS), an OAuth
 // access token (SHEAF_OAUTH_ISSUER and SHEAF_OAUTH_AUDIENCE) or the shared
 // SHEAF_TOKEN. Nothing is fetched before the first request.
-func newHandler(ctx context.Context) (http.Handler, tools.Catalogs, error) {
+func newHandler(ctx context.Context) (http.Handler, core.Catalogs, error) {
 	cfg, cl, log, err := fnenv.OpenCloud(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -111,5 +113,5 @@ func newHandler(ctx context.Context) (http.Handler, tools.Catalogs, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return tools.HTTPHandler(srv, ha.HTTPOptions(cfg.AllowedOrigins)), cl.Vault.Catalogs, nil
+	return mcphttp.HTTPHandler(srv, ha.HTTPOptions(cfg.AllowedOrigins)), cl.Vault.Catalogs, nil
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# LocalStack ready hook 1/2: the vault bucket, the queue of its note events
+# LocalStack ready hook 1/2: the vault bucket (versioned), the queue of its note events
 # with a dead-letter queue (5 receives), and the bucket notifications
 # (ObjectCreated/ObjectRemoved of *.md under the vault prefix), as
 # template.yaml declares them. Idempotent: re-running keeps what exists.
@@ -11,6 +11,9 @@ region=${AWS_DEFAULT_REGION:-us-east-1}
 
 awslocal s3api head-bucket --bucket "$bucket" 2>/dev/null ||
   awslocal s3api create-bucket --bucket "$bucket" --region "$region" >/dev/null
+# Note history reads the bucket's object versions (template.yaml: VersioningConfiguration).
+awslocal s3api put-bucket-versioning --bucket "$bucket" \
+  --versioning-configuration Status=Enabled
 
 dlq_url=$(awslocal sqs create-queue --queue-name "$bucket-events-dlq" \
   --attributes MessageRetentionPeriod=1209600 --query QueueUrl --output text)

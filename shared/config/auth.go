@@ -13,7 +13,7 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/auth/ssmkeys"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
-	"github.com/sheaf-dev/sheaf/shared/tools"
+	"github.com/sheaf-dev/sheaf/shared/tools/mcphttp"
 )
 
 // How often each kind of keys source is re-read, so that added and revoked
@@ -116,8 +116,8 @@ func (h *HTTPAuth) HasCredentials(ctx context.Context) (bool, error) {
 }
 
 // HTTPOptions are the transport options for this authentication.
-func (h *HTTPAuth) HTTPOptions(allowedOrigins []string) tools.HTTPOptions {
-	o := tools.HTTPOptions{Auth: h.Auth, AllowedOrigins: allowedOrigins}
+func (h *HTTPAuth) HTTPOptions(allowedOrigins []string) mcphttp.HTTPOptions {
+	o := mcphttp.HTTPOptions{Auth: h.Auth, AllowedOrigins: allowedOrigins}
 	if h.Resource != nil {
 		o.Resource = h.Resource
 	}

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/sheaf-dev/sheaf/indexer"
+	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/embed"
 	"github.com/sheaf-dev/sheaf/shared/store/s3"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/textindex/meili"
-	"github.com/sheaf-dev/sheaf/shared/tools"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 	"github.com/sheaf-dev/sheaf/shared/vectors"
 )
@@ -32,31 +32,31 @@ const SearchTimeout = 10 * time.Second
 
 // boundedText bounds the reads of a text index by timeout.
 type boundedText struct {
-	textindex.Index
+	textindex.Reader
 	timeout time.Duration
 }
 
-// Search implements textindex.Index.
+// Search implements textindex.Reader.
 func (b boundedText) Search(ctx context.Context, q textindex.Query, opts textindex.Options) (textindex.Result, error) {
 	bctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
-	res, err := b.Index.Search(bctx, q, opts)
+	res, err := b.Reader.Search(bctx, q, opts)
 	return res, b.explain(ctx, bctx, err)
 }
 
-// Ask implements textindex.Index.
+// Ask implements textindex.Reader.
 func (b boundedText) Ask(ctx context.Context, q textindex.Question, opts textindex.Options) (textindex.Result, error) {
 	bctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
-	res, err := b.Index.Ask(bctx, q, opts)
+	res, err := b.Reader.Ask(bctx, q, opts)
 	return res, b.explain(ctx, bctx, err)
 }
 
-// Paths implements textindex.Index.
+// Paths implements textindex.Reader.
 func (b boundedText) Paths(ctx context.Context) (map[string]time.Time, error) {
 	bctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
-	paths, err := b.Index.Paths(bctx)
+	paths, err := b.Reader.Paths(bctx)
 	return paths, b.explain(ctx, bctx, err)
 }
 
@@ -73,7 +73,7 @@ func (b boundedText) explain(caller, bounded context.Context, err error) error {
 // (read by the tools through indexer.StoreCatalogs, written by the
 // indexer), and Qdrant plus an embeddings provider when configured.
 type Cloud struct {
-	Vault      *tools.Vault
+	Vault      *core.Vault
 	Indexer    *indexer.Indexer
 	Embeddings *indexer.Embeddings // nil without an embeddings provider
 	Store      *s3.Store
@@ -132,23 +132,23 @@ func OpenCloud(ctx context.Context, c *Config, log *slog.Logger) (*Cloud, error)
 	// The handler's own writes are laid over the shared snapshot (and
 	// written to Meilisearch) until the indexer has caught up with them.
 	overlay := &indexer.Overlay{Base: catalogs, Store: st, Text: text, MaxNoteBytes: c.MaxNoteBytes}
-	v := &tools.Vault{
-		ID: id, Root: sc.URL(), Store: st, Text: boundedText{Index: text, timeout: SearchTimeout},
+	v := &core.Vault{
+		ID: id, Root: sc.URL(), Store: st, Text: boundedText{Reader: text, timeout: SearchTimeout},
 		Catalogs: overlay, Reindex: overlay, Ledger: c.Ledger,
-		Lagging: func() []tools.Lag {
-			var out []tools.Lag
+		Lagging: func() []core.Lag {
+			var out []core.Lag
 			for _, l := range overlay.Lagging() {
-				out = append(out, tools.Lag{Path: l.Path, Since: l.Since})
+				out = append(out, core.Lag{Path: l.Path, Since: l.Since})
 			}
 			return out
 		},
 		// No snapshot in the bucket means no indexer has run yet: every
 		// answer says so instead of describing an empty vault.
-		Status: func() tools.IndexStatus {
+		Status: func() core.IndexStatus {
 			if catalogs.Missing() {
-				return tools.IndexStatus{State: "starting"}
+				return core.IndexStatus{State: "starting"}
 			}
-			return tools.IndexStatus{State: "ready"}
+			return core.IndexStatus{State: "ready"}
 		},
 		ImmutablePaths: c.ImmutablePaths, MaxNoteBytes: c.MaxNoteBytes, MaxAttachmentBytes: c.MaxAttachmentBytes,
 		CursorKey: c.CursorKey, State: cloudState(sc),

@@ -31,12 +31,20 @@ type Object struct {
 	Modified time.Time //
 	ETag     string    // opaque; changes whenever the content changes
 	Version  string    // version id where the backend has one, else ""
+	// Meta is the user metadata the object was written with (PutOptions.Meta),
+	// where the backend keeps it (S3: Stat and Get fill it); else nil.
+	Meta map[string]string
 }
 
 // PutOptions make a write conditional.
 type PutOptions struct {
 	IfMatch     string // write only if the current ETag equals this
 	IfNoneMatch bool   // write only if the object does not exist
+	// Meta is user metadata kept with the object where the backend can
+	// (S3: x-amz-meta-*; keys lower case, values ASCII, 2 KB in all);
+	// backends that cannot ignore it. History puts a write's attribution
+	// here (history.Metadata).
+	Meta map[string]string
 }
 
 // Store is a flat namespace of objects addressed by vault-relative paths.
@@ -88,4 +96,31 @@ func GetRange(ctx context.Context, s Store, path string, off, n int64) ([]byte, 
 		return []byte{}, obj, nil
 	}
 	return data[off:min(int64(len(data)), off+n)], obj, nil
+}
+
+// Versioned is an optional ability of a Store: it keeps every version of
+// an object (an S3 bucket with versioning on). Version ids are the
+// backend's.
+type Versioned interface {
+	// Versioning reports whether versions are being kept now (false, nil:
+	// the backend could, but it is off).
+	Versioning(ctx context.Context) (bool, error)
+	// Versions calls fn for every version of the object at path (exactly
+	// that path), newest first, delete markers included (Deleted true;
+	// no Size or ETag). A path never written has none: no error.
+	// Objects carry no Meta (listings have none): StatVersion has it.
+	// Returning an error from fn stops the walk and returns that error.
+	Versions(ctx context.Context, path string, fn func(ObjectVersion) error) error
+	// StatVersion returns the metadata of one version, Meta included;
+	// ErrNotFound when there is no such version or it is a delete marker.
+	StatVersion(ctx context.Context, path, id string) (Object, error)
+	// GetVersion is Get of one version; ErrNotFound as StatVersion.
+	GetVersion(ctx context.Context, path, id string, max int64) ([]byte, Object, error)
+}
+
+// ObjectVersion is one entry of Versioned.Versions.
+type ObjectVersion struct {
+	Object
+	Deleted bool // a delete marker: the object was deleted at Modified
+	Latest  bool // the current version (or marker) of the key
 }

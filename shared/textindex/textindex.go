@@ -82,12 +82,9 @@ type Result struct {
 	Total int
 }
 
-// Index is a full-text index of a vault.
-type Index interface {
-	// Upsert replaces the documents with the same paths.
-	Upsert(ctx context.Context, docs ...Doc) error
-	// Delete removes documents; missing paths are not an error.
-	Delete(ctx context.Context, paths ...string) error
+// Reader is the read side of a text index: all the tools use, so that the
+// tools never write an index (the indexer holds the Index).
+type Reader interface {
 	// Search ranks documents matching q. A query that cannot match anything
 	// (empty, only exclusions) returns no hits and no error.
 	Search(ctx context.Context, q Query, opts Options) (Result, error)
@@ -106,5 +103,14 @@ type Index interface {
 	Ask(ctx context.Context, q Question, opts Options) (Result, error)
 	// Paths returns every indexed path with the Modified time it was indexed with.
 	Paths(ctx context.Context) (map[string]time.Time, error)
+}
+
+// Index is a full-text index of a vault.
+type Index interface {
+	Reader
+	// Upsert replaces the documents with the same paths.
+	Upsert(ctx context.Context, docs ...Doc) error
+	// Delete removes documents; missing paths are not an error.
+	Delete(ctx context.Context, paths ...string) error
 	Close() error
 }

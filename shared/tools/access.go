@@ -1,168 +1,21 @@
 package tools
 
 // Who may call what is a property of the core, not of each handler: every
-// tool declares here the scope it needs and which of its arguments name
-// paths, and the guard checks both before the handler runs. A tool missing
-// from toolAccess, or declaring an argument it does not have, stops the
+// tool's Spec declares the scope it needs and which of its arguments name
+// paths (its access), and the guard checks both before the handler runs. A
+// tool declaring no scope, or an argument it does not have, stops the
 // server at start-up. What a handler then sees is the caller's view of the
 // vault (view.go), so a folder-scoped caller's hidden notes cannot leak
 // through a tool that takes no path at all.
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sheaf-dev/sheaf/shared/auth"
-	"github.com/sheaf-dev/sheaf/shared/vault"
 )
-
-// argKind is what a path argument names.
-type argKind int
-
-const (
-	argNote   argKind = iota // a note or file ("Projects/Plan.md"; ".md" may be omitted)
-	argFolder                // a folder to list under ("" is the root)
-	argScope                 // a note, or a folder of notes
-	argChunk                 // a chunk id, "<path>#p<ordinal>"
-)
-
-// pathArg is one argument that names a path.
-type pathArg struct {
-	name string
-	kind argKind
-}
-
-// proposeRule says what a propose-only caller's call of a write tool does.
-type proposeRule int
-
-const (
-	proposeQueue  proposeRule = iota // becomes a proposal (a deferred call of the tool)
-	proposeRefuse                    // unsupported: a folder operation a proposal cannot express
-)
-
-// access is what one tool needs and touches.
-type access struct {
-	scope auth.Scope
-	paths []pathArg
-	// writes: the tool changes notes. Propose-only callers' calls then
-	// follow propose; folder-scoped callers need a gated path argument.
-	writes  bool
-	propose proposeRule
-	// whole: the tool works on the whole vault with no path to gate on
-	// (e.g. reindexing): forbidden to folder-scoped callers.
-	whole bool
-	// own: the tool writes only Sheaf's own objects (.sheaf/), such as
-	// feedback records, which is not writing the vault.
-	own bool
-	// reviews: the tool decides over proposals, which needs a caller that
-	// may write directly (not propose-only). Its writes are the proposed
-	// tool's, gated when it runs.
-	reviews bool
-}
-
-func reads(paths ...pathArg) access { return access{scope: auth.ScopeRead, paths: paths} }
-
-func note(name string) pathArg   { return pathArg{name, argNote} }
-func folder(name string) pathArg { return pathArg{name, argFolder} }
-
-// edits is a write tool gated on its path arguments.
-func edits(rule proposeRule, paths ...pathArg) access {
-	return access{scope: auth.ScopeWrite, paths: paths, writes: true, propose: rule}
-}
-
-// toolAccess declares every tool. Read tools see the caller's view; their
-// path arguments are gated so that a hidden path answers
-// folder-not-allowed.
-var toolAccess = map[string]access{
-	"get_vault_info":      reads(),
-	"list_notes":          reads(folder("path")),
-	"read_note":           reads(note("path")),
-	"read_outline":        reads(note("path")),
-	"list_folders":        reads(folder("path")),
-	"list_tags":           reads(),
-	"notes_by_tag":        reads(),
-	"list_attachments":    reads(folder("path")),
-	"read_attachment":     reads(note("path")),
-	"list_backlinks":      reads(note("path")),
-	"list_outgoing_links": reads(note("path")),
-	"link_graph":          reads(note("path")),
-	"note_relations":      reads(note("path")),
-	"suggest_links":       reads(note("path")),
-	"find_references":     reads(note("path")),
-	"search":              reads(),
-	"search_and_read":     reads(),
-	"semantic_search":     reads(),
-	"related_notes":       reads(note("path")),
-	"find_duplicates":     reads(),
-	"topic_map":           reads(),
-	"answer":              reads(),
-	"eval":                reads(),
-	"lint":                reads(),
-	"lint_semantic":       reads(),
-	"wiki_health":         reads(),
-	"suggest_tags":        reads(),
-	"recent_activity":     reads(),
-	"agent_mentions":      reads(),
-	"pending_directives":  reads(pathArg{"path", argScope}),
-	"await_directives":    reads(pathArg{"path", argScope}),
-
-	"record_retrieval_feedback": {scope: auth.ScopeRead, paths: []pathArg{{"chunk_id", argChunk}}, own: true},
-	"reindex_embeddings":        {scope: auth.ScopeAdmin, whole: true, own: true},
-
-	// Proposals: reviewing them needs the right to write directly.
-	"list_proposals":  {scope: auth.ScopeWrite},
-	"apply_proposal":  {scope: auth.ScopeWrite, reviews: true, own: true},
-	"reject_proposal": {scope: auth.ScopeWrite, reviews: true, own: true},
-
-	// The write tools (DESIGN.md's list). A move rewrites links in other
-	// notes, which a proposal pinned to one note's base hash cannot hold.
-	"write_note":         edits(proposeQueue, note("path")),
-	"apply_edits":        edits(proposeQueue, note("path")),
-	"patch_section":      edits(proposeQueue, note("path")),
-	"delete_note":        edits(proposeQueue, note("path")),
-	"complete_directive": edits(proposeQueue, note("path")),
-	"file_page":          edits(proposeQueue, note("path")),
-	"move_note":          edits(proposeRefuse, note("path"), note("new_path")),
-}
-
-// accessOf returns t's declaration, panicking when there is none or it does
-// not fit the tool: a tool must never be served unguarded.
-func accessOf(t Tool) access {
-	name := t.Tool.Name
-	a, ok := toolAccess[name]
-	if !ok {
-		panic(fmt.Sprintf("tool %s declares no access: add it to toolAccess in shared/tools/access.go", name))
-	}
-	var schema struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	if err := json.Unmarshal(t.Tool.RawInputSchema, &schema); err != nil {
-		panic(fmt.Sprintf("tool %s: input schema: %v", name, err))
-	}
-	for _, p := range a.paths {
-		if _, ok := schema.Properties[p.name]; !ok {
-			panic(fmt.Sprintf("tool %s: toolAccess names path argument %q, which the tool does not take", name, p.name))
-		}
-	}
-	readOnly := t.Tool.Annotations.ReadOnlyHint != nil && *t.Tool.Annotations.ReadOnlyHint
-	switch {
-	case a.scope == "":
-		panic(fmt.Sprintf("tool %s: toolAccess gives no scope", name))
-	case readOnly && a.writes:
-		panic(fmt.Sprintf("tool %s: annotated read-only but declared as writing", name))
-	case !readOnly && !a.writes && !a.own:
-		panic(fmt.Sprintf("tool %s: not annotated read-only, so declare what it writes in toolAccess", name))
-	case a.writes && a.scope == auth.ScopeRead:
-		panic(fmt.Sprintf("tool %s: writes with the read scope", name))
-	}
-	return a
-}
 
 // guard wraps a tool's handler with its access checks. Order: profile,
 // scope, the caller's right to write directly, whole-vault tools, path
@@ -170,19 +23,14 @@ func accessOf(t Tool) access {
 func (s *Server) guard(t Tool) server.ToolHandlerFunc {
 	a := accessOf(t)
 	name, next := t.Tool.Name, t.Handler
-	core := slices.Contains(coreTools, t.Tool.Name)
+	core := t.Spec.Core
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		id := auth.IdentityFrom(ctx)
 		if e := s.check(id, name, core, a, req); e != nil {
 			return errorResult(e), nil
 		}
 		if a.writes && id.ProposeOnly && a.propose == proposeQueue {
-			c := callFrom(ctx)
-			if c == nil {
-				c = &call{}
-				ctx = withCall(ctx, c)
-			}
-			c.propose = func(ctx context.Context) (*ProposalRef, error) { return s.propose(ctx, name, a, req) }
+			ctx = withProposer(ctx, func(ctx context.Context) (*ProposalRef, error) { return s.propose(ctx, name, a, req) })
 		}
 		return next(ctx, req)
 	}
@@ -217,93 +65,6 @@ func (s *Server) check(id auth.Identity, name string, core bool, a access, req m
 	if a.writes && id.ProposeOnly && a.propose == proposeRefuse {
 		return newError(KindUnsupported, map[string]any{"propose_only": true},
 			"%s cannot be proposed: your credential is propose-only, and this operation changes more than one note. Ask someone with a write key.", name)
-	}
-	return nil
-}
-
-// gatePath checks one path argument's value. The always-denied folders
-// (auth.AlwaysDenied: Sheaf's keys and proposals, the editor's settings, git,
-// the trash) are folder-not-allowed to every writer and every folder-scoped
-// caller; a whole-vault reader gets what the read tools say of hidden
-// folders (they are not part of the vault: note-not-found).
-func gatePath(id auth.Identity, p pathArg, raw string, writes bool) *Error {
-	var path string
-	var err error
-	switch p.kind {
-	case argFolder:
-		path, err = cleanDirArg(p.name, raw)
-	case argChunk:
-		i := strings.LastIndex(raw, "#p")
-		if i <= 0 {
-			return nil // malformed: the handler says how
-		}
-		path, err = cleanArg(p.name, raw[:i])
-	default:
-		path, err = cleanArg(p.name, raw)
-	}
-	if err != nil {
-		return toError(err)
-	}
-	if auth.Denied(path) && (writes || id.Scoped()) {
-		return folderNotAllowed(path)
-	}
-	if !id.Scoped() {
-		return nil
-	}
-	f := id.Folders
-	ok := false
-	switch p.kind {
-	case argFolder:
-		ok = f.Reaches(path)
-	case argScope:
-		ok = f.Allows(path) || f.Reaches(path)
-	default:
-		ok = f.Allows(path) && (vault.IsNotePath(path) || strings.Contains(lastSegment(path), ".") || f.Allows(path+".md"))
-	}
-	if !ok {
-		return folderNotAllowed(path)
-	}
-	return nil
-}
-
-func lastSegment(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }
-
-// folderNotAllowed is the error for a path outside the caller's folders.
-func folderNotAllowed(path string) *Error {
-	return newError(KindFolderNotAllowed, map[string]any{"path": path},
-		"%s is outside the folders your credential may use: work inside them (get_vault_info and list_folders show what you can reach).", clipQuote(path))
-}
-
-// rawArgs is a call's arguments as JSON values, for the checks.
-type rawArgs map[string]any
-
-func argsOf(req mcp.CallToolRequest) rawArgs {
-	var m map[string]any
-	if raw := []byte(req.Params.RawArguments); len(raw) > 0 {
-		_ = json.Unmarshal(raw, &m)
-	}
-	if m == nil {
-		if a, ok := req.Params.Arguments.(map[string]any); ok {
-			m = a
-		}
-	}
-	return m
-}
-
-// strings returns the argument's string values: one string, or the strings
-// of an array; other shapes fail the tool's own validation.
-func (a rawArgs) strings(name string) []string {
-	switch v := a[name].(type) {
-	case string:
-		return []string{v}
-	case []any:
-		var out []string
-		for _, x := range v {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
 	}
 	return nil
 }

@@ -21,10 +21,6 @@ import (
 // Two stand-in write tools until the real ones exist: test_write puts a
 // file (proposable), test_move is a multi-note operation (refused to
 // propose-only callers). They go through the same core as every tool.
-func init() {
-	toolAccess["test_write"] = edits(proposeQueue, note("path"))
-	toolAccess["test_move"] = edits(proposeRefuse, note("path"), note("new_path"))
-}
 
 type testWriteIn struct {
 	VaultArg
@@ -45,7 +41,7 @@ type testMoveIn struct {
 }
 
 func testWriteTools(s *Server) []Tool {
-	write := define("test_write", "Test write", "Writes content to path.", hints{}, func(ctx context.Context, in testWriteIn) (*testWriteOut, error) {
+	write := define(Spec{Name: "test_write", Title: "Test write", Description: "Writes content to path.", Access: edits(proposeQueue, note("path"))}, func(ctx context.Context, in testWriteIn) (*testWriteOut, error) {
 		v, err := s.vault(ctx, in.VaultArg)
 		if err != nil {
 			return nil, err
@@ -59,7 +55,7 @@ func testWriteTools(s *Server) []Tool {
 		}
 		return &testWriteOut{Path: p, Hash: contentHash([]byte(in.Content))}, nil
 	})
-	move := define("test_move", "Test move", "Moves a note.", hints{destructive: true}, func(ctx context.Context, in testMoveIn) (*testWriteOut, error) {
+	move := define(Spec{Name: "test_move", Title: "Test move", Description: "Moves a note.", Hints: hints{destructive: true}, Access: edits(proposeRefuse, note("path"), note("new_path"))}, func(ctx context.Context, in testMoveIn) (*testWriteOut, error) {
 		return &testWriteOut{Path: in.NewPath}, nil
 	})
 	return []Tool{write, move}
@@ -174,16 +170,25 @@ func ident(name string, scope auth.Scope, folders ...string) auth.Identity {
 func TestEveryToolDeclaresAccess(t *testing.T) {
 	s := testServer(t)
 	for _, tl := range s.Tools() {
-		if _, ok := toolAccess[tl.Tool.Name]; !ok {
+		if tl.Spec.Access.scope == "" {
 			t.Errorf("%s has no access declaration", tl.Tool.Name)
 		}
 	}
-	for name, bad := range map[string]Tool{
-		"undeclared": define("no_such_tool", "x", "x", readOnly, func(context.Context, vaultInfoIn) (*rejectProposalOut, error) { return nil, nil }),
-		"wrong arg":  define("read_outline", "x", "x", readOnly, func(context.Context, vaultInfoIn) (*rejectProposalOut, error) { return nil, nil }),
-		"undeclared write": define("list_tags", "x", "x", hints{}, func(context.Context, vaultInfoIn) (*rejectProposalOut, error) {
-			return nil, nil
-		}),
+	noop := func(context.Context, struct{ VaultArg }) (*rejectProposalOut, error) { return nil, nil }
+	for name, bad := range map[string]func() Tool{
+		"undeclared": func() Tool {
+			return define(Spec{Name: "no_such_tool", Title: "x", Description: "x", Hints: readOnly}, noop)
+		},
+		"wrong arg": func() Tool {
+			return define(Spec{Name: "read_outline", Title: "x", Description: "x", Hints: readOnly, Access: reads(note("path"))}, noop)
+		},
+		"undeclared write": func() Tool {
+			return define(Spec{Name: "list_tags", Title: "x", Description: "x", Access: reads()}, noop)
+		},
+		"no description": func() Tool { return define(Spec{Name: "x", Title: "x", Hints: readOnly, Access: reads()}, noop) },
+		"unpaid provider": func() Tool {
+			return define(Spec{Name: "x", Title: "x", Description: "x", Hints: readOnly, Access: reads(), Needs: Needs{LLM: true}}, noop)
+		},
 	} {
 		func() {
 			defer func() {
@@ -191,7 +196,7 @@ func TestEveryToolDeclaresAccess(t *testing.T) {
 					t.Errorf("%s: served without a fitting declaration", name)
 				}
 			}()
-			s.serve([]Tool{bad})
+			s.serve([]Tool{bad()})
 		}()
 	}
 }

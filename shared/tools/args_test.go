@@ -4,13 +4,15 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/sheaf-dev/sheaf/shared/core"
 )
 
 // FuzzExplainArgs: any arguments a client sends to search are either
 // accepted or refused with a message that names no Go internals; nothing
 // panics.
 func FuzzExplainArgs(f *testing.F) {
-	schema := mustSchema[SearchArgs]("search", "input")
+	schema := mustSchema[core.SearchArgs]("search", "input")
 	rs, err := schema.Resolve(nil)
 	if err != nil {
 		f.Fatal(err)
@@ -35,7 +37,7 @@ func FuzzExplainArgs(f *testing.F) {
 }
 
 func TestExplainArgs(t *testing.T) {
-	schema := mustSchema[SearchArgs]("search", "input")
+	schema := mustSchema[core.SearchArgs]("search", "input")
 	rs, _ := schema.Resolve(nil)
 	for raw, want := range map[string]string{
 		`{"qeury":"x"}`:                   `Unknown argument "qeury". This tool takes: author, entities, graph_depth, limit, match, mode, offset, path_prefix, query, seed_ids, tags, threshold, vault. Did you mean "query"?`,

@@ -1,31 +1,22 @@
 package tools
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/sheaf-dev/sheaf/shared/core"
 )
 
-// DefaultMaxResponseBytes is the response budget: the most bytes one tool
-// result may take serialized, its structuredContent and its text copy
-// counted. It keeps every frame far below what the official MCP clients
-// accept (over stdio the TypeScript SDK buffers at most 10 MiB and the Go
-// SDK refuses a frame over 16 MiB, and either ends the session) and below
-// what an agent's context can use anyway.
-const DefaultMaxResponseBytes = 1 << 20
-
-// MaxResponseBytesLimit is the largest budget a server may be configured
-// with: under the TypeScript SDK client's 10 MiB stdio buffer, with room
-// for the JSON-RPC envelope and a notification behind it.
-const MaxResponseBytesLimit = 8 << 20
-
-// envelopeBytes is what the JSON-RPC envelope and the result's framing add
-// to a result's serialized size, with room to spare.
-const envelopeBytes = 512
+// DefaultMaxResponseBytes and MaxResponseBytesLimit bound a result's
+// serialized size (see core).
+const (
+	DefaultMaxResponseBytes = core.DefaultMaxResponseBytes
+	MaxResponseBytesLimit   = core.MaxResponseBytesLimit
+)
 
 // resultSize is the serialized size of res as a transport sends it.
 func resultSize(res *mcp.CallToolResult) int {
@@ -33,7 +24,7 @@ func resultSize(res *mcp.CallToolResult) int {
 	if err != nil {
 		return 0
 	}
-	return len(b) + envelopeBytes
+	return len(b) + core.EnvelopeBytes
 }
 
 // fitResult renders out (a pointer to a result struct) within budget bytes.
@@ -59,7 +50,7 @@ func fitResult(tool string, out any, budget int) *mcp.CallToolResult {
 		keep := int(float64(l.v.Len()) * float64(budget) / float64(n) * 0.9)
 		keep = max(1, min(keep, l.v.Len()-1))
 		l.v.Set(l.v.Slice(0, keep))
-		recordClip(cov.coverage(), v, l, keep, budget)
+		recordClip(cov.Covered(), v, l, keep, budget)
 		if res, n = render(out, budget); n <= budget {
 			return res
 		}
@@ -73,16 +64,7 @@ func render(out any, budget int) (*mcp.CallToolResult, int) {
 	if res.IsError {
 		return res, 0
 	}
-	return res, sizeOf(res.StructuredContent.(json.RawMessage))
-}
-
-// sizeOf is the serialized size of a result whose JSON is b: b itself as
-// structuredContent (json.Marshal output is already compact and escaped:
-// no control character, no <, >, &, U+2028 or U+2029 left to escape), and
-// b as the text copy, a JSON string in which each quote and backslash
-// takes one more byte.
-func sizeOf(b []byte) int {
-	return 2*len(b) + bytes.Count(b, []byte{'"'}) + bytes.Count(b, []byte{'\\'}) + envelopeBytes
+	return res, core.WireSize(res.StructuredContent.(json.RawMessage))
 }
 
 func tooLarge(tool string, n, budget int) *mcp.CallToolResult {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/sheaf-dev/sheaf/shared/core"
 )
 
 type bigIn struct {
@@ -24,7 +26,7 @@ type bigOut struct {
 
 func callBig(t *testing.T, budget int, in bigIn) *mcp.CallToolResult {
 	t.Helper()
-	tool := define("big", "Big", "test", readOnly, func(_ context.Context, a bigIn) (*bigOut, error) {
+	tool := define(Spec{Name: "big", Title: "Big", Description: "test", Hints: readOnly}, func(_ context.Context, a bigIn) (*bigOut, error) {
 		out := &bigOut{Offset: a.Offset, Small: []int{1, 2, 3}, Items: []string{}}
 		for i := range a.Items {
 			// Quotes and angle brackets grow when escaped: the budget
@@ -37,7 +39,7 @@ func callBig(t *testing.T, budget int, in bigIn) *mcp.CallToolResult {
 	req.Params.Name = "big"
 	raw, _ := json.Marshal(in)
 	req.Params.Arguments = json.RawMessage(raw)
-	res, err := tool.Handler(withCall(context.Background(), &call{budget: budget}), req)
+	res, err := tool.Handler(withCall(context.Background(), core.NewCall(budget)), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,13 +115,17 @@ func TestBudgetError(t *testing.T) {
 // really sends, for contents full of characters JSON escapes.
 func TestSizeOfIsExact(t *testing.T) {
 	for _, content := range []string{"", "plain", strings.Repeat(`"<>&\`+"\n\t\x01\u2028é🌱", 1000), string(pagedNote(200 << 10))} {
-		out := &readNoteOut{Content: content, Tags: []string{`a"b`, `c\d`}}
+		out := &struct {
+			Coverage
+			Content string   `json:"content"`
+			Tags    []string `json:"tags"`
+		}{Content: content, Tags: []string{`a"b`, `c\d`}}
 		res, n := render(out, DefaultMaxResponseBytes)
 		b, err := json.Marshal(res)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n < len(b) || n-len(b) > envelopeBytes {
+		if n < len(b) || n-len(b) > core.EnvelopeBytes {
 			t.Errorf("content of %d bytes: sizeOf says %d, the result marshals to %d", len(content), n, len(b))
 		}
 	}

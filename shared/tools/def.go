@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"github.com/sheaf-dev/sheaf/shared/core"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -24,16 +26,16 @@ type hints struct {
 
 var readOnly = hints{readOnly: true, idempotent: true}
 
-// Tool is one declared tool: what tools/list shows and its handler.
+// Tool is one declared tool: what tools/list shows, its handler and its
+// Spec.
 type Tool struct {
 	Tool    mcp.Tool
 	Handler server.ToolHandlerFunc
-	// Profile is "core" for the dozen most used tools, else "full".
-	Profile string
+	Spec    Spec
 }
 
-// define declares a tool whose input and output schemas both derive from Go
-// structs, once. Field tags:
+// define declares the tool sp with handler fn; its input and output
+// schemas both derive from Go structs, once. Field tags:
 //
 //	json:"name,omitempty"   omitempty marks an optional argument
 //	jsonschema:"..."        the description a model reads
@@ -42,13 +44,15 @@ type Tool struct {
 // Arguments are validated against the input schema (unknown keys rejected)
 // and decoded strictly; any mismatch is an args-invalid error. It panics on
 // a malformed declaration, so a bad schema fails at start-up, not in a call.
-func define[In, Out any](name, title, description string, h hints, fn func(ctx context.Context, in In) (*Out, error)) Tool {
+func define[In, Out any](sp Spec, fn func(ctx context.Context, in In) (*Out, error)) Tool {
+	sp.check()
+	name, title, description, h := sp.Name, sp.Title, sp.Description, sp.Hints
 	if _, ok := any(new(Out)).(covered); !ok {
 		panic(fmt.Sprintf("tool %s: its result type must embed Coverage", name))
 	}
 	inSchema := mustSchema[In](name, "input")
 	outSchema := mustSchema[Out](name, "output")
-	if proposable(name) {
+	if sp.Access.proposable() {
 		outSchema.Properties["proposal"] = proposalSchema
 	}
 	resolved, err := inSchema.Resolve(nil)
@@ -76,13 +80,10 @@ func define[In, Out any](name, title, description string, h hints, fn func(ctx c
 	handler := func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
 		c := callFrom(ctx)
 		if c == nil {
-			c = &call{}
+			c = core.NewCall(0)
 			ctx = withCall(ctx, c)
 		}
-		budget := c.budget
-		if budget <= 0 {
-			budget = DefaultMaxResponseBytes
-		}
+		budget := c.Budget()
 		defer func() {
 			// A bug must surface as the spec's internal kind, not a protocol error.
 			if r := recover(); r != nil {
@@ -97,8 +98,8 @@ func define[In, Out any](name, title, description string, h hints, fn func(ctx c
 		if terr != nil {
 			return errorResult(terr), nil
 		}
-		if c.propose != nil { // a propose-only caller: queue the call, write nothing
-			ref, err := c.propose(ctx)
+		if propose := proposerFrom(ctx); propose != nil { // a propose-only caller: queue the call, write nothing
+			ref, err := propose(ctx)
 			if err != nil {
 				return errorResult(toError(err)), nil
 			}
@@ -112,16 +113,16 @@ func define[In, Out any](name, title, description string, h hints, fn func(ctx c
 			}
 			return errorResult(te), nil
 		}
-		cov := any(out).(covered).coverage()
-		ix, unindexed := c.indexed()
+		cov := any(out).(covered).Covered()
+		ix, unindexed, lagging := c.Coverage()
 		if ix != nil {
 			cov.Partial, cov.Indexing = true, ix
 		}
 		cov.Unindexed = unindexed
-		cov.Lagging = c.lagged()
+		cov.Lagging = lagging
 		return fitResult(name, out, budget), nil
 	}
-	return Tool{Tool: tool, Handler: handler, Profile: "full"}
+	return Tool{Tool: tool, Handler: handler, Spec: sp}
 }
 
 // decodeArgs validates the raw arguments and decodes them into In.

@@ -20,21 +20,21 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/sheaf-dev/sheaf/shared/auth"
+	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
 // ProposalDir holds the proposals of a vault.
-const ProposalDir = ".sheaf/proposals/"
+const ProposalDir = core.ProposalDir
 
 // Bounds of the proposal store.
 const (
-	maxProposalBytes = 4 << 20 // one proposal (its arguments carry the new text)
-	maxProposals     = 1000    // listed at most
+	maxProposalBytes = core.MaxProposalBytes // one proposal (its arguments carry the new text)
+	maxProposals     = 1000                  // listed at most
 )
 
 // Proposal is one stored proposal.
@@ -48,47 +48,12 @@ type Proposal struct {
 	Created   string           `json:"created"`
 }
 
-// ProposalTarget is a note a proposal writes and its base: the content hash
-// it had when proposed ("" when it did not exist).
-type ProposalTarget struct {
-	Path     string `json:"path"`
-	BaseHash string `json:"base_hash" jsonschema:"sha256:<hex> of the note when proposed; empty: the note did not exist"`
-}
-
-// ProposalRef is what a propose-only caller's write returns: the proposal
-// made instead of the edit.
-type ProposalRef struct {
-	ID      string           `json:"id"`
-	Status  string           `json:"status" jsonschema:"pending: nothing is written until someone with a write key applies it"`
-	Tool    string           `json:"tool"`
-	Targets []ProposalTarget `json:"targets"`
-}
-
-// proposalSchema is ProposalRef's schema, added to the output schema of
-// every write tool a proposal can stand for.
-var proposalSchema = func() *jsonschema.Schema {
-	s, err := jsonschema.For[ProposalRef](&jsonschema.ForOptions{})
-	if err != nil {
-		panic(err)
-	}
-	s.Type, s.Types = "", []string{"null", "object"}
-	s.Description = "present when your credential is propose-only: the write was queued as this proposal instead of made (the other fields are then empty)"
-	return s
-}()
-
-// proposable reports whether a tool's calls become proposals for
-// propose-only callers (its output schema then has "proposal").
-func proposable(tool string) bool {
-	a, ok := toolAccess[tool]
-	return ok && a.writes && a.propose == proposeQueue
-}
-
 // contentHash is the base hash of a note's content.
 func contentHash(data []byte) string { return "sha256:" + hashOf(data) }
 
 // currentHash reads the hash a target has now ("" when it does not exist).
 func currentHash(ctx context.Context, v *Vault, p string) (string, error) {
-	data, _, err := v.Store.Get(ctx, p, v.maxNote())
+	data, _, err := v.Store.Get(ctx, p, v.MaxNote())
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return "", nil
@@ -229,16 +194,29 @@ type rejectProposalOut struct {
 	Rejected bool   `json:"rejected"`
 }
 
+// proposalTools: reviewing proposals needs the right to write directly.
 func (s *Server) proposalTools() []Tool {
-	list := define("list_proposals", "List proposals",
-		"The pending proposals: writes made by propose-only callers, queued until someone who may write applies or rejects them. Each names the write tool, its arguments and the notes it writes; stale ones no longer apply (a target changed). Paginated.",
-		readOnly, s.ListProposals)
-	apply := define("apply_proposal", "Apply a proposal",
-		"Make the write a proposal stands for: its tool is called with its arguments and your rights, and the proposal is removed. Fails with proposal-stale, changing nothing, when a note it writes changed since it was proposed.",
-		hints{destructive: true}, s.ApplyProposal)
-	reject := define("reject_proposal", "Reject a proposal",
-		"Discard a pending proposal without writing anything.",
-		hints{destructive: true, idempotent: true}, s.RejectProposal)
+	list := define(Spec{
+		Name:        "list_proposals",
+		Title:       "List proposals",
+		Description: "The pending proposals: writes made by propose-only callers, queued until someone who may write applies or rejects them. Each names the write tool, its arguments and the notes it writes; stale ones no longer apply (a target changed). Paginated.",
+		Hints:       readOnly,
+		Access:      access{scope: auth.ScopeWrite},
+	}, s.ListProposals)
+	apply := define(Spec{
+		Name:        "apply_proposal",
+		Title:       "Apply a proposal",
+		Description: "Make the write a proposal stands for: its tool is called with its arguments and your rights, and the proposal is removed. Fails with proposal-stale, changing nothing, when a note it writes changed since it was proposed.",
+		Hints:       hints{destructive: true},
+		Access:      access{scope: auth.ScopeWrite, reviews: true, own: true},
+	}, s.ApplyProposal)
+	reject := define(Spec{
+		Name:        "reject_proposal",
+		Title:       "Reject a proposal",
+		Description: "Discard a pending proposal without writing anything.",
+		Hints:       hints{destructive: true, idempotent: true},
+		Access:      access{scope: auth.ScopeWrite, reviews: true, own: true},
+	}, s.RejectProposal)
 	return []Tool{list, apply, reject}
 }
 
@@ -280,7 +258,7 @@ func (s *Server) ListProposals(ctx context.Context, in listProposalsIn) (*Paged[
 		}
 		all = append(all, info)
 	}
-	items, total := page(all, in.Page)
+	items, total := core.Paginate(all, in.Page)
 	return &Paged[ProposalInfo]{Items: items, Total: total, Offset: in.Offset, Limit: in.Limit}, nil
 }
 
@@ -329,7 +307,7 @@ func (s *Server) reviewable(ctx context.Context, in proposalIDIn) (*Vault, *Prop
 	id := auth.IdentityFrom(ctx)
 	for _, t := range p.Targets {
 		if !id.Folders.Allows(t.Path) {
-			return nil, nil, "", folderNotAllowed(t.Path)
+			return nil, nil, "", core.FolderNotAllowed(t.Path)
 		}
 	}
 	return v, p, etag, nil
@@ -385,20 +363,4 @@ func (s *Server) RejectProposal(ctx context.Context, in proposalIDIn) (*rejectPr
 		return nil, err
 	}
 	return &rejectProposalOut{ID: p.ID, Rejected: true}, nil
-}
-
-// proposedResult is a write tool's answer when the write became a
-// proposal: its result fields empty, partial set, and the proposal.
-func proposedResult(out any, ref *ProposalRef) *mcp.CallToolResult {
-	raw, err := json.Marshal(out)
-	var m map[string]any
-	if err == nil {
-		err = json.Unmarshal(raw, &m)
-	}
-	if err != nil {
-		return errorResult(newError(KindInternal, nil, "encoding the proposal: %v", err))
-	}
-	m["partial"], m["proposal"] = true, ref
-	res, _ := structuredResult(m)
-	return res
 }

@@ -4,15 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/sheaf-dev/sheaf/shared/auth"
+	"github.com/sheaf-dev/sheaf/shared/tools/mcphttp"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/tools.golden.json")
@@ -75,7 +73,7 @@ type probeOut struct {
 
 func callProbe(t *testing.T, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
-	tool := define("probe", "Probe", "test", readOnly, func(_ context.Context, a probeIn) (*probeOut, error) {
+	tool := define(Spec{Name: "probe", Title: "Probe", Description: "test", Hints: readOnly}, func(_ context.Context, a probeIn) (*probeOut, error) {
 		if a.Path == "panic" {
 			panic("kaboom")
 		}
@@ -147,7 +145,7 @@ func TestErrorEnvelopeLifted(t *testing.T) {
 	var env struct {
 		Result map[string]any `json:"result"`
 	}
-	if err := json.Unmarshal(liftErrorFields(msg), &env); err != nil {
+	if err := json.Unmarshal(mcphttp.LiftErrorFields(msg), &env); err != nil {
 		t.Fatal(err)
 	}
 	if env.Result["kind"] != "note-not-found" || env.Result["isError"] != true {
@@ -160,70 +158,7 @@ func TestErrorEnvelopeLifted(t *testing.T) {
 		t.Errorf("an error result must not carry structuredContent (it would fail output-schema validation)")
 	}
 	ok := []byte(`{"jsonrpc":"2.0","id":2,"result":{"content":[]}}`)
-	if string(liftErrorFields(ok)) != string(ok) {
+	if string(mcphttp.LiftErrorFields(ok)) != string(ok) {
 		t.Errorf("a success message was rewritten")
-	}
-}
-
-func TestTruncateText(t *testing.T) {
-	text := "First paragraph here.\n\nSecond paragraph is longer. It has two sentences.\n\nThird."
-	for _, c := range []struct {
-		max  int
-		want string
-	}{
-		{1000, text},
-		{60, "First paragraph here.\n\nSecond paragraph is longer."},
-		{30, "First paragraph here."},
-	} {
-		got, cut := truncateText(text, c.max)
-		if got != c.want || cut != (c.want != text) {
-			t.Errorf("truncateText(%d) = %q, %v; want %q", c.max, got, cut, c.want)
-		}
-		if len([]rune(got)) > c.max {
-			t.Errorf("truncateText(%d) returned %d characters", c.max, len([]rune(got)))
-		}
-	}
-	if got, _ := truncateText("日本語のテキストです。とても長い文章。", 12); len([]rune(got)) > 12 {
-		t.Errorf("CJK truncation too long: %q", got)
-	}
-}
-
-func TestHTTPGuards(t *testing.T) {
-	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) })
-	h := checkOrigin(nil, authenticate(&auth.Authenticator{Token: "s3cret"}, nil, ok))
-	for _, c := range []struct {
-		auth, origin string
-		want         int
-	}{
-		{"", "", http.StatusUnauthorized},
-		{"Bearer wrong", "", http.StatusUnauthorized},
-		{"Basic s3cret", "", http.StatusUnauthorized},
-		{"Bearer s3cret x", "", http.StatusUnauthorized},
-		{"bearer s3cret", "", http.StatusTeapot}, // the scheme is case-insensitive (RFC 7235)
-		{"Bearer s3cret", "", http.StatusTeapot},
-		{"Bearer s3cret", "http://localhost:5173", http.StatusTeapot},
-		{"Bearer s3cret", "https://evil.example", http.StatusForbidden},
-	} {
-		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
-		if c.auth != "" {
-			r.Header.Set("Authorization", c.auth)
-		}
-		if c.origin != "" {
-			r.Header.Set("Origin", c.origin)
-		}
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		if w.Code != c.want {
-			t.Errorf("auth %q origin %q: status %d, want %d", c.auth, c.origin, w.Code, c.want)
-		}
-		if w.Code == http.StatusUnauthorized {
-			wa := w.Header().Get("WWW-Authenticate")
-			if !strings.HasPrefix(wa, "Bearer") || strings.Contains(wa, "resource_metadata") {
-				t.Errorf("401 WWW-Authenticate %q", wa)
-			}
-			if sent := c.auth != ""; sent != strings.Contains(wa, `error="invalid_token"`) {
-				t.Errorf("auth %q: WWW-Authenticate %q (invalid_token only when a credential was sent)", c.auth, wa)
-			}
-		}
 	}
 }

@@ -67,23 +67,13 @@ type Hit struct {
 	Score   float32 // cosine similarity: higher is better
 }
 
-// Index holds passage vectors of one Space.
-type Index interface {
+// Reader is the read side of a vector index: all the tools use, so that
+// the tools never write an index (the embeddings refresher holds the
+// Index).
+type Reader interface {
 	// Space returns the recorded model and dimension; the zero Space if the
 	// index was never Reset.
 	Space(ctx context.Context) (Space, error)
-	// Reset drops every point and records sp as the index's space.
-	// sp.Dim must be positive.
-	Reset(ctx context.Context, sp Space) error
-	// Upsert replaces, for each Path among points, all of that note's points
-	// with the given ones: a note's passage set is written as a whole. A note
-	// that has no passages left is removed with Delete. Fails with ErrNoSpace
-	// before Reset, ErrDimension or ErrVector on a bad vector, and then
-	// changes nothing. Points need not be normalised.
-	Upsert(ctx context.Context, points ...Point) error
-	// Delete removes every point of the given notes; missing paths are not
-	// an error.
-	Delete(ctx context.Context, paths ...string) error
 	// Hashes returns a note's stored vectors by passage hash (possibly
 	// normalised, so equal in direction, not length, to what was upserted).
 	// A missing note gives an empty map and no error.
@@ -99,6 +89,23 @@ type Index interface {
 	// Notes returns every note with at least one point, mapped to the
 	// NoteHash it was upserted with.
 	Notes(ctx context.Context) (map[string]string, error)
+}
+
+// Index holds passage vectors of one Space.
+type Index interface {
+	Reader
+	// Reset drops every point and records sp as the index's space.
+	// sp.Dim must be positive.
+	Reset(ctx context.Context, sp Space) error
+	// Upsert replaces, for each Path among points, all of that note's points
+	// with the given ones: a note's passage set is written as a whole. A note
+	// that has no passages left is removed with Delete. Fails with ErrNoSpace
+	// before Reset, ErrDimension or ErrVector on a bad vector, and then
+	// changes nothing. Points need not be normalised.
+	Upsert(ctx context.Context, points ...Point) error
+	// Delete removes every point of the given notes; missing paths are not
+	// an error.
+	Delete(ctx context.Context, paths ...string) error
 	Close() error
 }
 

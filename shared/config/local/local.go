@@ -17,11 +17,11 @@ import (
 
 	"github.com/sheaf-dev/sheaf/indexer"
 	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/embed"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/store/split"
 	"github.com/sheaf-dev/sheaf/shared/textindex/embedded"
-	"github.com/sheaf-dev/sheaf/shared/tools"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 	"github.com/sheaf-dev/sheaf/shared/vectors"
 	vecembedded "github.com/sheaf-dev/sheaf/shared/vectors/embedded"
@@ -29,7 +29,7 @@ import (
 
 // Vault is a vault folder wired to the embedded adapters.
 type Vault struct {
-	Vault   *tools.Vault
+	Vault   *core.Vault
 	Indexer *indexer.Indexer
 	Root    string // absolute vault folder
 	State   string // folder holding index.db and the catalog (catalog/)
@@ -87,11 +87,11 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, erro
 	if id == "" {
 		id = config.VaultIDFrom(root)
 	}
-	v := &tools.Vault{
-		ID: id, Root: root, Store: st, Text: text, Catalogs: tools.LiveCatalog{C: cat},
-		Status: func() tools.IndexStatus {
+	v := &core.Vault{
+		ID: id, Root: root, Store: st, Text: text, Catalogs: core.LiveCatalog{C: cat},
+		Status: func() core.IndexStatus {
 			s := ix.Status()
-			return tools.IndexStatus{State: s.State, Done: s.Done, Total: s.Total, Notes: s.Notes, Problems: s.Problems}
+			return core.IndexStatus{State: s.State, Done: s.Done, Total: s.Total, Notes: s.Notes, Problems: s.Problems}
 		},
 		Ready: ix.Ready, IndexWait: indexWait(c.IndexWait),
 		ImmutablePaths: c.ImmutablePaths, MaxNoteBytes: c.MaxNoteBytes, MaxAttachmentBytes: c.MaxAttachmentBytes,
@@ -145,7 +145,7 @@ func openVectors(ctx context.Context, c *config.Config, state, vaultID string, l
 
 // Start reconciles the vault in the background and then, unless noWatch,
 // follows changes until ctx ends or Close is called. It returns at once;
-// calls that need the index wait for this first pass (tools.Vault.Ready).
+// calls that need the index wait for this first pass (core.Vault.Ready).
 func (l *Vault) Start(ctx context.Context, noWatch bool) {
 	ctx, l.stop = context.WithCancel(ctx)
 	l.Indexer.Expect()

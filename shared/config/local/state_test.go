@@ -13,8 +13,8 @@ import (
 
 	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/store"
-	"github.com/sheaf-dev/sheaf/shared/tools"
 )
 
 // freshHome points HOME at a new, empty folder and unsets the XDG
@@ -123,11 +123,11 @@ func TestFreshHome(t *testing.T) {
 	if m := mode(t, filepath.Dir(keys)); m != 0o700 {
 		t.Errorf("keys folder mode %v, want 0700", m)
 	}
-	s, err := tools.NewServer(l.Vault)
+	s, err := core.New(l.Vault)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.WriteNote(ctx, tools.WriteNoteIn{Path: "Inbox/Ideas.md", Content: "- a thought\n"}); err != nil {
+	if _, err := s.WriteNote(ctx, core.WriteNoteIn{Path: "Inbox/Ideas.md", Content: "- a thought\n"}); err != nil {
 		t.Fatal(err)
 	}
 	got := files(t, dir)
@@ -137,7 +137,7 @@ func TestFreshHome(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("after a write the vault holds %v, want %v", got, want)
 	}
-	info, err := s.VaultInfo(ctx, struct{ tools.VaultArg }{})
+	info, err := s.VaultInfo(ctx, struct{ core.VaultArg }{})
 	if err != nil || info.State != l.State || info.Ledger != "log.md" {
 		t.Errorf("get_vault_info says state %q, ledger %q (%v); want %s, log.md", info.State, info.Ledger, err, l.State)
 	}

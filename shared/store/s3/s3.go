@@ -131,6 +131,7 @@ func (s *Store) head(ctx context.Context, key, p string) (store.Object, error) {
 		Modified: modified(out.LastModified),
 		ETag:     etag(out.ETag),
 		Version:  aws.ToString(out.VersionId),
+		Meta:     out.Metadata,
 	}, nil
 }
 
@@ -208,6 +209,7 @@ func (s *Store) get(ctx context.Context, key, p string, max int64) ([]byte, stor
 		Modified: modified(out.LastModified),
 		ETag:     etag(out.ETag),
 		Version:  aws.ToString(out.VersionId),
+		Meta:     out.Metadata,
 	}, nil
 }
 
@@ -312,6 +314,7 @@ func (s *Store) Put(ctx context.Context, path string, data []byte, opts store.Pu
 		Key:           &key,
 		Body:          bytes.NewReader(data),
 		ContentLength: aws.Int64(int64(len(data))),
+		Metadata:      opts.Meta,
 	}
 	if opts.IfMatch != "" {
 		in.IfMatch = aws.String(quote(opts.IfMatch))
@@ -320,6 +323,9 @@ func (s *Store) Put(ctx context.Context, path string, data []byte, opts store.Pu
 		in.IfNoneMatch = aws.String("*")
 	}
 	out, err := s.client.PutObject(ctx, in)
+	if err != nil && opts.IfNoneMatch && status(err) == http.StatusPreconditionFailed {
+		out, err = s.createOverMarker(ctx, in, p, err)
+	}
 	if err != nil {
 		err = s.wrap(ctx, "put", p, err)
 		if opts.IfMatch != "" && errors.Is(err, store.ErrNotFound) {
@@ -328,7 +334,7 @@ func (s *Store) Put(ctx context.Context, path string, data []byte, opts store.Pu
 		}
 		return store.Object{}, err
 	}
-	obj := store.Object{Path: p, Size: int64(len(data)), ETag: etag(out.ETag), Version: aws.ToString(out.VersionId)}
+	obj := store.Object{Path: p, Size: int64(len(data)), ETag: etag(out.ETag), Version: aws.ToString(out.VersionId), Meta: opts.Meta}
 	// PUT does not return Last-Modified. If another write came in between,
 	// the HEAD sees its ETag: fall back to the PUT response's Date.
 	h, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: &key, VersionId: out.VersionId})

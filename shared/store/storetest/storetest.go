@@ -57,6 +57,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Option) 
 		{"ETagChanges", testETagChanges},
 		{"Delete", testDelete},
 		{"DeleteIfMatch", testDeleteIfMatch},
+		{"CreateAfterDelete", testCreateAfterDelete},
+		{"IfMatchAfterDelete", testIfMatchAfterDelete},
 		{"PutDeleteRace", testPutDeleteRace},
 		{"Traversal", testTraversal},
 		{"Folders", testFolders},
@@ -492,6 +494,37 @@ func testDelete(t *testing.T, s store.Store) {
 		t.Errorf("Delete(folder): %v", err)
 	}
 	wantSet(t, "List after Delete(folder)", slices.Collect(maps.Keys(list(t, s, ""))), "dir/keep.md")
+}
+
+// testCreateAfterDelete: a deleted object is missing to a create
+// (If-None-Match), also where the backend keeps the deleted version.
+func testCreateAfterDelete(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	for round := range 3 {
+		obj, err := s.Put(ctx, "again.md", []byte(fmt.Sprint("round ", round)), store.PutOptions{IfNoneMatch: true})
+		if err != nil {
+			t.Fatalf("round %d: create: %v", round, err)
+		}
+		if _, err := s.Put(ctx, "again.md", []byte("twice"), store.PutOptions{IfNoneMatch: true}); !errors.Is(err, store.ErrConflict) {
+			t.Errorf("round %d: a second create: %v, want ErrConflict", round, err)
+		}
+		if err := s.Delete(ctx, "again.md", obj.ETag); err != nil {
+			t.Fatalf("round %d: delete: %v", round, err)
+		}
+	}
+}
+
+// testIfMatchAfterDelete: a write conditional on a deleted object's ETag
+// fails (it must not bring the object back).
+func testIfMatchAfterDelete(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	obj := put(t, s, "gone.md", []byte("deleted"))
+	if err := s.Delete(ctx, "gone.md", obj.ETag); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(ctx, "gone.md", []byte("stale"), store.PutOptions{IfMatch: obj.ETag}); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("If-Match the deleted ETag: %v, want ErrConflict", err)
+	}
 }
 
 func testDeleteIfMatch(t *testing.T, s store.Store) {

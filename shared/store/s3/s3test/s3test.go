@@ -13,7 +13,7 @@
 //
 //	ROOT_ACCESS_KEY_ID=... ROOT_SECRET_ACCESS_KEY=... \
 //	versitygw --port 127.0.0.1:PORT --region us-east-1 --quiet \
-//	    [--event-webhook-url URL] posix DIR
+//	    [--event-webhook-url URL] posix [--versioning-dir VDIR] DIR
 //
 // Event notifications: --event-webhook-url URL (alias --ewu, env
 // VGW_EVENT_WEBHOOK_URL) POSTs one JSON document per object event,
@@ -49,6 +49,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/sheaf-dev/sheaf/shared/testbin"
 )
@@ -62,6 +63,11 @@ type Options struct {
 	// WebhookURL, when set, receives versitygw's event notifications. It
 	// must already be listening.
 	WebhookURL string
+	// Versioning starts the gateway with --versioning-dir (a temporary
+	// folder), so that buckets can have versioning turned on
+	// (EnableVersioning). Without it versitygw refuses
+	// PutBucketVersioning.
+	Versioning bool
 }
 
 // Server is a running versitygw.
@@ -121,7 +127,11 @@ func (s *Server) start(t testing.TB, bin string, opts Options) error {
 	if opts.WebhookURL != "" {
 		args = append(args, "--event-webhook-url", opts.WebhookURL)
 	}
-	args = append(args, "posix", s.Dir)
+	args = append(args, "posix")
+	if opts.Versioning {
+		args = append(args, "--versioning-dir", t.TempDir())
+	}
+	args = append(args, s.Dir)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(),
 		"ROOT_ACCESS_KEY_ID="+s.AccessKey,
@@ -202,6 +212,20 @@ func (s *Server) CreateBucket(t testing.TB, name string) {
 	defer cancel()
 	if _, err := s.Client(t).CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(name)}); err != nil {
 		t.Fatalf("s3test: create bucket %q: %v", name, err)
+	}
+}
+
+// EnableVersioning turns versioning on for bucket (the server must run with
+// Options.Versioning), failing the test on error.
+func (s *Server) EnableVersioning(t testing.TB, bucket string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := s.Client(t).PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{
+		Bucket:                  aws.String(bucket),
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled},
+	}); err != nil {
+		t.Fatalf("s3test: enable versioning on %q: %v", bucket, err)
 	}
 }
 

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkSpawn measures what a desktop client waits for when it starts
+// `sheaf serve` over stdio: from spawning the process to the answer of
+// initialize, and to the answer of a first search, on an empty vault and
+// on the generated 10k-note one (restarted over a persisted index, as a
+// client restarts it). It reports the median and p90 of b.N spawns; run it
+// with -benchtime 30x or more. SHEAF_BENCH_VAULT and SHEAF_BENCH_STATE
+// reuse a vault and its `sheaf index --state`; SHEAF_BENCH_BIN spawns
+// another build (an older one, for a ratio measured in the same run).
+func BenchmarkSpawn(b *testing.B) {
+	b.Run("empty", func(b *testing.B) {
+		dir := b.TempDir()
+		benchSpawn(b, dir, b.TempDir())
+	})
+	b.Run("10k", func(b *testing.B) {
+		dir := benchVault(b)
+		state := os.Getenv("SHEAF_BENCH_STATE")
+		if state == "" {
+			state = b.TempDir()
+			if out, err := exec.Command(bin, "index", "--vault", dir, "--state", state, "--quiet").CombinedOutput(); err != nil {
+				b.Fatalf("sheaf index: %v\n%s", err, out)
+			}
+		}
+		benchSpawn(b, dir, state)
+	})
+}
+
+func benchSpawn(b *testing.B, dir, state string) {
+	var inits, searches []time.Duration
+	for i := 0; i < b.N; i++ {
+		init, search := spawnOnce(b, dir, state)
+		inits = append(inits, init)
+		searches = append(searches, search)
+	}
+	med, p90 := median(inits)
+	b.ReportMetric(med, "ms-spawn-to-initialize")
+	b.ReportMetric(p90, "ms-p90-spawn-to-initialize")
+	med, p90 = median(searches)
+	b.ReportMetric(med, "ms-spawn-to-first-search")
+	b.ReportMetric(p90, "ms-p90-spawn-to-first-search")
+}
+
+// spawnOnce starts the server, sends initialize, then a search, over raw
+// newline-delimited JSON-RPC (no client library in the measurement).
+func spawnOnce(b *testing.B, dir, state string) (init, search time.Duration) {
+	b.Helper()
+	exe := bin
+	if other := os.Getenv("SHEAF_BENCH_BIN"); other != "" {
+		exe = other
+	}
+	cmd := exec.Command(exe, "serve", "--vault", dir, "--state", state, "--no-watch", "--log-level", "error")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		_ = cmd.Wait()
+	}()
+	r := bufio.NewReaderSize(stdout, 1<<20)
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	send(b, stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+	awaitID(b, r, 1)
+	init = time.Since(start)
+	send(b, stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(b, stdin, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"query":"note"}}}`)
+	res := awaitID(b, r, 2)
+	search = time.Since(start)
+	if strings.Contains(res, `"isError":true`) {
+		b.Fatalf("search failed: %.300s", res)
+	}
+	return init, search
+}
+
+func send(b *testing.B, w io.Writer, msg string) {
+	if _, err := fmt.Fprintln(w, msg); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// awaitID reads lines until the answer to request id.
+func awaitID(b *testing.B, r *bufio.Reader, id int) string {
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			b.Fatalf("reading the answer to %d: %v", id, err)
+		}
+		var m struct {
+			ID    *int            `json:"id"`
+			Error json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal([]byte(line), &m) == nil && m.ID != nil && *m.ID == id {
+			if len(m.Error) > 0 {
+				b.Fatalf("request %d: %s", id, m.Error)
+			}
+			return line
+		}
+	}
+}
+
+// median returns the median and the 90th percentile of ds, in milliseconds.
+func median(ds []time.Duration) (float64, float64) {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return ms(s[len(s)/2]), ms(s[min(len(s)-1, len(s)*9/10)])
+}

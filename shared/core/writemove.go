@@ -1,0 +1,296 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/sheaf-dev/sheaf/shared/auth"
+	"github.com/sheaf-dev/sheaf/shared/store"
+	"github.com/sheaf-dev/sheaf/shared/vault"
+)
+
+type MoveNoteIn struct {
+	VaultArg
+	Path         string `json:"path" jsonschema:"Vault-relative path of the note to move." schema:"minLength=1"`
+	NewPath      string `json:"new_path" jsonschema:"Its new vault-relative path, ending in .md." schema:"minLength=1"`
+	ExpectedHash string `json:"expected_hash,omitempty" jsonschema:"The content_hash read_note returned: fail with proposal-stale if the note changed since." schema:"pattern=^[0-9a-fA-F]{64}$"`
+	DryRun       bool   `json:"dry_run,omitempty" jsonschema:"Report what would be rewritten, writing nothing."`
+}
+
+// RewrittenNote is one note whose links move_note rewrote.
+type RewrittenNote struct {
+	Path    string             `json:"path" jsonschema:"the note, at its path after the move"`
+	Changes []vault.LinkChange `json:"changes"`
+}
+
+// NotRewritten is a note move_note could not rewrite.
+type NotRewritten struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// NowResolved is a link that did not resolve before the move and does now.
+type NowResolved struct {
+	Path string `json:"path"`
+	vault.LinkNotice
+}
+
+type moveOut struct {
+	Coverage
+	From         string          `json:"from"`
+	To           string          `json:"to"`
+	DryRun       bool            `json:"dry_run,omitempty"`
+	ContentHash  string          `json:"content_hash,omitempty" jsonschema:"of the note at its new path"`
+	LinksChanged int             `json:"links_rewritten"`
+	Rewritten    []RewrittenNote `json:"rewritten" jsonschema:"every note whose links were rewritten, the moved note included"`
+	NotRewritten []NotRewritten  `json:"not_rewritten,omitempty" jsonschema:"notes that kept changing while being rewritten: their links to the note still use the old path"`
+	NowResolved  []NowResolved   `json:"now_resolved,omitempty" jsonschema:"links that pointed nowhere (or were ambiguous) and now point to a note; left as written"`
+	Index        WriteIndex      `json:"index"`
+	Ledger       *string         `json:"ledger,omitempty"`
+}
+
+// sourceNote is one note a move rewrites, as read.
+type sourceNote struct {
+	cur     *current
+	text    []byte // rewritten; nil when unchanged
+	changes []vault.LinkChange
+	notices []vault.LinkNotice
+}
+
+// MoveNote implements move_note.
+func (s *Core) MoveNote(ctx context.Context, in MoveNoteIn) (*moveOut, error) {
+	v, cat, err := s.open(ctx, in.VaultArg)
+	if err != nil {
+		return nil, err
+	}
+	from, err := notePath(ctx, v, "path", in.Path)
+	if err != nil {
+		return nil, err
+	}
+	to, err := writablePath("new_path", in.NewPath)
+	if err != nil {
+		return nil, err
+	}
+	if to == from {
+		return nil, newError(KindArgsInvalid, map[string]any{"argument": "new_path"}, "new_path is the note's own path: nothing to move.")
+	}
+	if name := vault.NameOf(to); strings.ContainsAny(name, "[]|#^") {
+		return nil, newError(KindArgsInvalid, map[string]any{"argument": "new_path"},
+			"The name %q holds one of [ ] | # ^, which a [[wikilink]] cannot spell: choose a name without them.", name)
+	}
+	if err := v.mustBeMutable("path", from, "moved"); err != nil {
+		return nil, err
+	}
+	if _, err := v.Store.Stat(ctx, to); err == nil {
+		return nil, newError(KindNoteExists, map[string]any{"argument": "new_path", "current_hash": v.currentHash(ctx, to)},
+			"%s already exists: nothing was moved.", to)
+	}
+	if _, ok := cat.Note(from); !ok {
+		return nil, newError(KindNoteNotFound, map[string]any{"argument": "path"},
+			"%s is not indexed yet (it may have just been created): try again in a moment.", from)
+	}
+	if id := auth.IdentityFrom(ctx); id.Scoped() {
+		// A folder-scoped caller sees part of the vault, but a move must
+		// keep every link whole: plan it on the whole vault, and refuse it
+		// when it would rewrite a note outside the caller's folders.
+		if v, err = s.pick(in.VaultArg); err != nil {
+			return nil, err
+		}
+		if cat, err = v.Catalogs.Catalog(ctx); err != nil {
+			return nil, err
+		}
+		plan, err := vault.PlanMove(cat, from, to)
+		if err != nil {
+			return nil, matchError("new_path", err)
+		}
+		for _, p := range plan.Sources() {
+			if !id.Folders.Allows(p) {
+				return nil, newError(KindForbidden, nil,
+					"Moving %s would rewrite links in notes outside your folders: nothing was moved. Ask someone who may write to the whole vault.", from)
+			}
+		}
+	}
+	plan, err := vault.PlanMove(cat, from, to)
+	if err != nil {
+		return nil, matchError("new_path", err)
+	}
+	out := &moveOut{From: from, To: to, DryRun: in.DryRun, Rewritten: []RewrittenNote{}}
+
+	// Read and rewrite every note first: nothing is written unless every
+	// rewrite can be made.
+	all := plan.Sources()
+	read := make([]*sourceNote, len(all))
+	errs := make([]error, len(all))
+	parallel(len(all), func(i int) { read[i], errs[i] = s.rewriteSource(ctx, v, plan, all[i]) })
+	sources := map[string]*sourceNote{}
+	var order []string
+	for i, p := range all {
+		sn, err := read[i], errs[i]
+		if errors.Is(err, errGone) && p != from {
+			continue // deleted meanwhile: nothing to rewrite
+		}
+		if err != nil {
+			return nil, err
+		}
+		if sn.text != nil && p != from {
+			if err := v.mustBeMutable("path", p, "rewritten (its links point to the note)"); err != nil {
+				return nil, err
+			}
+		}
+		for _, n := range sn.notices {
+			out.NowResolved = append(out.NowResolved, NowResolved{Path: afterPath(p, plan.From, plan.To), LinkNotice: n})
+		}
+		sources[p] = sn
+		order = append(order, p)
+	}
+	moved := sources[from]
+	if moved == nil {
+		return nil, noNote("path", from)
+	}
+	if err := checkExpected(moved.cur, in.ExpectedHash); err != nil {
+		return nil, err
+	}
+	if in.DryRun {
+		for _, p := range order {
+			if sn := sources[p]; sn.text != nil {
+				out.Rewritten = append(out.Rewritten, RewrittenNote{Path: afterPath(p, from, to), Changes: sn.changes})
+				out.LinksChanged += len(sn.changes)
+			}
+		}
+		return out, nil
+	}
+
+	// The move: create the new note, then delete the old one if it is
+	// still the version read (else undo the create).
+	data := moved.cur.data
+	if moved.text != nil {
+		data = moved.text
+	}
+	created, err := v.createObj(ctx, "new_path", to, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := v.Store.Delete(ctx, from, moved.cur.obj.ETag); err != nil {
+		_ = v.Store.Delete(ctx, to, created.ETag)
+		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+			return nil, staleError(from, in.ExpectedHash, v.currentHash(ctx, from))
+		}
+		return nil, err
+	}
+	out.ContentHash = hashOf(data)
+	changed := []string{from, to}
+	if moved.text != nil {
+		out.Rewritten = append(out.Rewritten, RewrittenNote{Path: to, Changes: moved.changes})
+		out.LinksChanged += len(moved.changes)
+	}
+
+	// The other notes, each compare-and-swap; one that changed meanwhile is
+	// read and rewritten again.
+	var todo []string
+	for _, p := range order {
+		if p != from && sources[p].text != nil {
+			todo = append(todo, p)
+		}
+	}
+	werrs := make([]error, len(todo))
+	parallel(len(todo), func(i int) { werrs[i] = s.writeRewrite(ctx, v, plan, todo[i], sources[todo[i]]) })
+	for i, p := range todo {
+		sn := sources[p]
+		if werrs[i] != nil {
+			out.NotRewritten = append(out.NotRewritten, NotRewritten{Path: p, Reason: toError(werrs[i]).Message})
+			continue
+		}
+		if sn.text != nil {
+			out.Rewritten = append(out.Rewritten, RewrittenNote{Path: p, Changes: sn.changes})
+			out.LinksChanged += len(sn.changes)
+			changed = append(changed, p)
+		}
+	}
+	sort.Slice(out.Rewritten, func(i, j int) bool { return out.Rewritten[i].Path < out.Rewritten[j].Path })
+	out.Index, out.Ledger = s.written(ctx, v, "move", from+" -> "+to, changed...)
+	return out, nil
+}
+
+// errGone is a source note that vanished before it could be read.
+var errGone = errors.New("gone")
+
+// parallel runs fn(0..n-1) on up to eight goroutines (the notes a move
+// reads and writes are independent; the store's writes are each atomic).
+func parallel(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(n, 8) {
+		wg.Go(func() {
+			for i := range next {
+				fn(i)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// rewriteSource reads the note at p and plans its rewrite.
+func (s *Core) rewriteSource(ctx context.Context, v *Vault, plan *vault.MovePlan, p string) (*sourceNote, error) {
+	c, err := v.readForWrite(ctx, p)
+	if err != nil {
+		var te *Error
+		if errors.As(err, &te) && te.Kind == KindNoteNotFound {
+			return nil, errGone
+		}
+		if errors.As(err, &te) && (te.Kind == KindNotMarkdown || te.Kind == KindUnsupported) {
+			return &sourceNote{cur: &current{path: p}}, nil // not a text we can edit: it holds no links we know
+		}
+		return nil, err
+	}
+	text, changes, notices, err := plan.Rewrite(p, c.data)
+	if err != nil {
+		return nil, newError(KindArgsInvalid, map[string]any{"argument": "new_path", "note": p},
+			"Moving to %s would break a link in %s that no spelling can keep: %s. Nothing was moved.", plan.To, p,
+			strings.TrimPrefix(err.Error(), vault.ErrBadEdit.Error()+": "))
+	}
+	return &sourceNote{cur: c, text: text, changes: changes, notices: notices}, nil
+}
+
+// writeRewrite writes a rewritten note conditionally, re-reading and
+// re-planning it when it changed since it was read.
+func (s *Core) writeRewrite(ctx context.Context, v *Vault, plan *vault.MovePlan, p string, sn *sourceNote) error {
+	for attempt := 0; ; attempt++ {
+		_, err := v.putIfMatch(ctx, sn.cur, sn.text)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, errStale) {
+			return err
+		}
+		if attempt == casRetries {
+			return fmt.Errorf("%s kept changing while its links were being rewritten", p)
+		}
+		c, err := v.readForWrite(ctx, p)
+		if err != nil {
+			return err
+		}
+		text, changes, _, err := plan.Rewrite(p, c.data)
+		if err != nil {
+			return err
+		}
+		sn.cur, sn.text, sn.changes = c, text, changes
+		if text == nil {
+			return nil // the links are gone: nothing to rewrite
+		}
+	}
+}
+
+func afterPath(p, from, to string) string {
+	if p == from {
+		return to
+	}
+	return p
+}

@@ -1,0 +1,47 @@
+package tools
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestSpecs pins what the Specs declare beyond tools/list (which the golden
+// file pins): the core profile, the paid tools and what each tool needs.
+// These were tables beside the tools; a change here is a change of
+// behaviour to review.
+func TestSpecs(t *testing.T) {
+	var core, paid, embeddings, llm []string
+	for _, tl := range testServer(t).Tools() {
+		sp := tl.Spec
+		if sp.Name != tl.Tool.Name {
+			t.Errorf("tool %s served with the Spec of %s", tl.Tool.Name, sp.Name)
+		}
+		if sp.Core {
+			core = append(core, sp.Name)
+		}
+		if sp.Paid {
+			paid = append(paid, sp.Name)
+		}
+		if sp.Needs.Embeddings {
+			embeddings = append(embeddings, sp.Name)
+		}
+		if sp.Needs.LLM {
+			llm = append(llm, sp.Name)
+		}
+	}
+	for _, c := range []struct {
+		what      string
+		got, want []string
+	}{
+		{"core profile", core, []string{"find_references", "get_vault_info", "link_graph", "list_backlinks", "list_notes",
+			"list_outgoing_links", "list_tags", "notes_by_tag", "read_note", "read_outline", "search", "search_and_read"}},
+		{"paid", paid, []string{"answer", "eval", "find_duplicates", "lint_semantic", "reindex_embeddings", "related_notes",
+			"semantic_search", "suggest_tags", "topic_map"}},
+		{"needs embeddings", embeddings, []string{"find_duplicates", "reindex_embeddings", "related_notes", "semantic_search", "topic_map"}},
+		{"needs an LLM", llm, []string{"answer", "lint_semantic", "suggest_tags"}},
+	} {
+		if !slices.Equal(c.got, c.want) {
+			t.Errorf("%s: %v, want %v", c.what, c.got, c.want)
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package vectors
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Vector indexes are opened by URL, as gocloud.dev opens buckets: each
+// adapter registers its schemes from its package's init (embedded:
+// embedded:PATH, a file; qdrant: qdrant and qdrants), and a program links
+// only the adapters its main imports.
+
+// Defaults are what the configuration says beside the URL: the name of
+// the vector index (a Qdrant collection) unless the URL names one, and an API key unless
+// the URL carries one.
+type Defaults struct {
+	Name   string
+	APIKey string
+}
+
+// Opener opens the Index a URL of its scheme names. It parses the URL's
+// parameters itself and rejects any it does not know, and makes no
+// network call.
+type Opener func(ctx context.Context, u *url.URL, d Defaults) (Index, error)
+
+var (
+	openersMu sync.RWMutex
+	openers   = map[string]Opener{}
+)
+
+// Register makes Open handle scheme with o; adapters call it from their
+// package's init. It panics when the scheme is registered twice.
+func Register(scheme string, o Opener) {
+	openersMu.Lock()
+	defer openersMu.Unlock()
+	if _, dup := openers[scheme]; dup {
+		panic("vectors: scheme " + scheme + " registered twice")
+	}
+	openers[scheme] = o
+}
+
+// Schemes are the schemes this program can open, sorted.
+func Schemes() []string {
+	openersMu.RLock()
+	defer openersMu.RUnlock()
+	var out []string
+	for s := range openers {
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Registered reports whether this program can open scheme.
+func Registered(scheme string) bool {
+	openersMu.RLock()
+	defer openersMu.RUnlock()
+	return openers[scheme] != nil
+}
+
+// Open opens the Index rawurl names; its scheme picks the adapter, which
+// the program's main must import.
+func Open(ctx context.Context, rawurl string, d Defaults) (Index, error) {
+	u, err := url.Parse(rawurl)
+	if err != nil || u.Scheme == "" {
+		return nil, fmt.Errorf("--vectors %q: not a URL", rawurl)
+	}
+	openersMu.RLock()
+	o := openers[u.Scheme]
+	openersMu.RUnlock()
+	if o == nil {
+		return nil, fmt.Errorf("--vectors %q: this program cannot open %s: vector indexes (it can open: %s)", u.Redacted(), u.Scheme, strings.Join(Schemes(), ", "))
+	}
+	return o(ctx, u, d)
+}
