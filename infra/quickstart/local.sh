@@ -39,7 +39,8 @@ echo "- a thought" | sheaf write --vault ~/Notes Inbox/Ideas.md --mode append
 [ "$(cat ~/Notes/Inbox/Ideas.md)" = "- a thought" ] || fail "Inbox/Ideas.md holds: $(cat ~/Notes/Inbox/Ideas.md)"
 
 step "sheaf health --vault ~/Notes"
-sheaf health --vault ~/Notes | grep -q '^health [0-9]*/100' || fail "no health score"
+out=$(sheaf health --vault ~/Notes)
+grep -q '^health [0-9]*/100' <<<"$out" || fail "no health score: $out"
 
 step "sheaf serve --vault ~/Notes (stdio, as a desktop client launches it)"
 coproc STDIO { exec sheaf serve --vault ~/Notes --no-watch; }
