@@ -15,7 +15,7 @@ RIE_VERSION       ?= v0.0.0-20261030222936-bef5c4ba774d
 GOBIN_DIR         := $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
 export PATH       := $(GOBIN_DIR):$(PATH)
 
-.PHONY: build test tools unit race smoke quickstart vet bench bench-big fuzz run clean docs release sam-build sam-api sam-index s3-local
+.PHONY: build test tools unit race smoke quickstart vet bench bench-big bench-sync fuzz run clean docs release sam-build sam-api sam-index s3-local
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sheaf
@@ -45,7 +45,7 @@ unit:
 
 # The race detector over the concurrent parts (indexer, catalog, stores, tools).
 race:
-	$(GO) test -race -short -count=1 -timeout 15m ./indexer/ ./shared/vault/ ./shared/store/... ./shared/core/ ./shared/tools/ ./shared/textindex/... ./shared/vectors/... ./shared/embed/ ./shared/auth/... ./shared/llm/... ./functions/internal/...
+	$(GO) test -race -short -count=1 -timeout 15m ./indexer/ ./shared/vault/ ./shared/store/... ./shared/core/ ./shared/tools/ ./shared/textindex/... ./shared/vectors/... ./shared/embed/ ./shared/auth/... ./shared/llm/... ./shared/vaultsync/ ./functions/internal/...
 
 smoke: build
 	@test -d infra/smoke/node_modules || npm --prefix infra/smoke install --no-audit --no-fund --loglevel=error
@@ -107,6 +107,15 @@ bench-big: build
 	SHEAF_BENCH_LAMBDA_MEMORY=1024 SHEAF_BENCH_LAMBDA_CPU=0.58 SHEAF_BENCH_VAULT=$(BIG_VAULT) SHEAF_BENCH_STATE=$(BIG_VAULT)-state $(GO) test -run '^$$' -bench LambdaColdStart -benchtime 1x -timeout 30m ./functions/mcp/ 2>&1 | tee -a bench-big.txt
 	SHEAF_BENCH_LAMBDA_MEMORY=2048 SHEAF_BENCH_LAMBDA_CPU=1.16 SHEAF_BENCH_VAULT=$(BIG_VAULT) SHEAF_BENCH_STATE=$(BIG_VAULT)-state $(GO) test -run '^$$' -bench LambdaColdStart -benchtime 1x -timeout 30m ./functions/mcp/ 2>&1 | tee -a bench-big.txt
 
+# sheaf sync --wait of a generated 10k-note vault to versitygw, indexed as
+# its events arrive by `sheaf reconcile --webhook` (one event a request),
+# then by the indexer function under the Lambda emulator (SQS batches of
+# 100, as deployed): files/s, bytes sent, time to searchable, and what a
+# second sync sends (0).
+bench-sync:
+	SHEAF_BENCH_SYNC_NOTES=10000 $(GO) test -run '^$$' -bench SyncCloud -benchtime 1x -timeout 60m ./cmd/sheaf/ 2>&1 | tee bench-sync.txt
+	SHEAF_BENCH_SYNC_NOTES=10000 $(GO) test -run '^$$' -bench SyncToLambdaIndexer -benchtime 1x -timeout 60m ./functions/ 2>&1 | tee -a bench-sync.txt
+
 # Short fuzzing of every parser and path check.
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse$$ -fuzztime 30s ./shared/vault/
@@ -142,6 +151,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzConvertHTML -fuzztime 20000x -parallel 1 ./shared/ingest/
 	$(GO) test -run '^$$' -fuzz FuzzParseURL -fuzztime 10s ./shared/auth/ssmkeys/
 	$(GO) test -run '^$$' -fuzz FuzzCursorOpen -fuzztime 10s ./shared/auth/
+	$(GO) test -run '^$$' -fuzz FuzzRegister -fuzztime 30s ./shared/auth/oauthserver/
+	$(GO) test -run '^$$' -fuzz FuzzToken -fuzztime 30s ./shared/auth/oauthserver/
 	$(GO) test -run '^$$' -fuzz FuzzMerge -fuzztime 60s ./shared/history/merge/
 	$(GO) test -run '^$$' -fuzz FuzzDiff -fuzztime 20s ./shared/history/diff/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRecord -fuzztime 15s ./shared/history/folder/
@@ -150,6 +161,6 @@ run:
 	$(GO) run ./cmd/sheaf serve --vault $(VAULT) --http $(ADDR)
 
 clean:
-	rm -rf bin dist bench.txt bench-big.txt
+	rm -rf bin dist bench.txt bench-big.txt bench-sync.txt
 
 include build.mk

@@ -323,7 +323,7 @@ func (ix *Indexer) keyPath(key string) (string, bool) {
 		return "", false
 	}
 	clean, err := store.CleanPath(p)
-	if err != nil || vault.IsHidden(clean) {
+	if err != nil || vault.Ignored(clean) {
 		return "", false
 	}
 	return clean, true

@@ -10,6 +10,8 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
 // Watch follows a vault folder with fsnotify and feeds every change to the
@@ -66,7 +68,7 @@ func (ix *Indexer) Watch(ctx context.Context, root string) error {
 				continue
 			}
 			rel = norm.NFC.String(filepath.ToSlash(rel))
-			if hiddenRel(rel) {
+			if vault.Ignored(rel) {
 				continue
 			}
 			if ev.Has(fsnotify.Create) {
@@ -106,13 +108,4 @@ func (ix *Indexer) Watch(ctx context.Context, root string) error {
 			}
 		}
 	}
-}
-
-func hiddenRel(rel string) bool {
-	for seg := range strings.SplitSeq(rel, "/") {
-		if strings.HasPrefix(seg, ".") {
-			return true
-		}
-	}
-	return false
 }

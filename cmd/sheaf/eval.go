@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,8 +16,10 @@ func evalCmd() *cobra.Command {
 		Short: "Score retrieval (and, with an LLM, answer faithfulness) against eval/questions.jsonl",
 		Long: "Reads the vault's eval/questions.jsonl ({question, expected_paths, must_contain} per line) and\n" +
 			"prints recall@k, precision@k, MRR and hit rate over the top k retrieved notes, per question\n" +
-			"and overall, for every retrieval lane side by side: fulltext, and with --embed-* also\n" +
-			"semantic and hybrid. --mode scores one lane only. With --llm-base-url and --llm-model it\n" +
+			"and overall, for every retrieval lane side by side: the textbook baseline (BM25 over whole\n" +
+			"notes, words OR'd, porter stems, title x5), fulltext, and with --embed-* also semantic and\n" +
+			"hybrid. --mode scores one lane only (beside the baseline). --explain N shows, for question N,\n" +
+			"each lane's top 10 with the features that placed each note. With --llm-base-url and --llm-model it\n" +
 			"also answers each question (in hybrid, or fulltext without embeddings, or --mode) and\n" +
 			"scores faithfulness. The vault is --vault (or SHEAF_VAULT).",
 		Args: cobra.MaximumNArgs(1),
@@ -26,12 +29,16 @@ func evalCmd() *cobra.Command {
 	var in core.EvalIn
 	cmd.Flags().IntVar(&in.K, "k", 6, "top-k cutoff (1-50)")
 	cmd.Flags().StringVar(&in.Mode, "mode", "", "score one retrieval lane: fulltext, semantic or hybrid (default: every lane configured)")
+	cmd.Flags().IntVar(&in.Explain, "explain", 0, "explain question N (1-based): each lane's top 10 with the features that placed each note")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 1 {
 			vaultFirst(cmd, cfg, args)
 		}
 		if in.K < 1 || in.K > 50 {
 			return fmt.Errorf("--k must be 1-50, got %d", in.K)
+		}
+		if in.Explain < 0 || in.Explain > 500 {
+			return fmt.Errorf("--explain must be a question number, 1-500, got %d", in.Explain)
 		}
 		switch in.Mode {
 		case "", "fulltext", "semantic", "hybrid":
@@ -52,6 +59,7 @@ func evalCmd() *cobra.Command {
 				return printJSON(res)
 			}
 			printEval(res)
+			printExplain(res.Explain)
 			return nil
 		}
 		lanes := []string{"fulltext"}
@@ -63,6 +71,9 @@ func evalCmd() *cobra.Command {
 			lin := in
 			lin.Mode = lane
 			lin.SkipAnswers = i < len(lanes)-1 // the LLM answers in the last lane only
+			if i > 0 {
+				lin.Explain = 0 // one trace covers every lane
+			}
 			res, err := s.Eval(cmd.Context(), lin)
 			if err != nil {
 				return err
@@ -73,6 +84,7 @@ func evalCmd() *cobra.Command {
 			return printJSON(map[string]any{"lanes": results})
 		}
 		printLanes(results)
+		printExplain(results[0].Explain)
 		return nil
 	}
 	return cmd
@@ -88,6 +100,11 @@ func printLanes(rs []*core.EvalOut) {
 	}
 	fmt.Printf("%d questions, k=%d, lanes %s\n\n", first.Count, first.K, strings.Join(names, ", "))
 	fmt.Printf("%-9s  %-9s  %-12s  %-6s  %-8s  %s\n", "lane", fmt.Sprintf("recall@%d", first.K), fmt.Sprintf("precision@%d", first.K), "MRR", "hit rate", "faithfulness")
+	if b := first.Baseline; b != nil {
+		fmt.Printf("%-9s  %-9.3f  %-12.3f  %-6.3f  %-8.3f  %s\n", "baseline", b.RecallAtK, b.PrecisionAtK, b.MRR, b.HitRate, "-")
+	} else if first.BaselineNote != "" {
+		fmt.Printf("%-9s  %s\n", "baseline", first.BaselineNote)
+	}
 	for _, r := range rs {
 		faith := "-"
 		if r.FaithfulnessRate != nil {
@@ -141,8 +158,14 @@ func printEval(r *core.EvalOut) {
 	if r.FaithfulnessRate != nil {
 		faith = fmt.Sprintf("%.3f", *r.FaithfulnessRate)
 	}
-	fmt.Printf("recall@%d %.3f  precision@%d %.3f  MRR %.3f  hit rate %.3f  faithfulness %s\n\n",
+	fmt.Printf("recall@%d %.3f  precision@%d %.3f  MRR %.3f  hit rate %.3f  faithfulness %s\n",
 		r.K, r.RecallAtK, r.K, r.PrecisionAtK, r.MRR, r.HitRate, faith)
+	if b := r.Baseline; b != nil {
+		fmt.Printf("baseline (BM25, words OR'd, porter, title x5): recall@%d %.3f  precision@%d %.3f  MRR %.3f  hit rate %.3f\n", r.K, b.RecallAtK, r.K, b.PrecisionAtK, b.MRR, b.HitRate)
+	} else if r.BaselineNote != "" {
+		fmt.Printf("baseline %s\n", r.BaselineNote)
+	}
+	fmt.Println()
 	fmt.Printf("%-4s  %-6s  %-6s  %-5s  %s\n", "hit", "recall", "RR", "faith", "question")
 	for _, q := range r.PerQuestion {
 		hit, f := "miss", "-"
@@ -165,5 +188,44 @@ func printEval(r *core.EvalOut) {
 	}
 	if r.Skipped > 0 {
 		fmt.Printf("%d more questions not scored (500 per run)\n", r.Skipped)
+	}
+}
+
+// printExplain prints each lane's top 10 for the explained question.
+func printExplain(x *core.EvalExplain) {
+	if x == nil {
+		return
+	}
+	fmt.Printf("\nquestion %d: %s\nexpected %s\n", x.Question, plain(x.Text), plain(strings.Join(x.Expected, ", ")))
+	for _, l := range x.Lanes {
+		fmt.Printf("\n%s: %s\n", l.Lane, plain(l.Note))
+		if l.Share != nil {
+			fmt.Printf("  vector share for this question %.3f\n", *l.Share)
+		}
+		if len(l.Terms) > 0 {
+			var ts []string
+			for _, t := range l.Terms {
+				ts = append(ts, fmt.Sprintf("%s (idf %.2f)", t.Stem, t.IDF))
+			}
+			fmt.Printf("  words %s\n", plain(strings.Join(ts, ", ")))
+		}
+		for _, n := range l.Notes {
+			mark := " "
+			if n.Expected {
+				mark = "*"
+			}
+			keys := make([]string, 0, len(n.Features))
+			for k, v := range n.Features {
+				if v != 0 {
+					keys = append(keys, k)
+				}
+			}
+			sort.Strings(keys)
+			var fs []string
+			for _, k := range keys {
+				fs = append(fs, fmt.Sprintf("%s=%.3g", k, n.Features[k]))
+			}
+			fmt.Printf("%s %2d  %-8.4g %s\n      %s\n", mark, n.Rank, n.Score, plain(n.Path), plain(strings.Join(fs, " ")))
+		}
 	}
 }

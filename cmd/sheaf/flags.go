@@ -20,6 +20,7 @@ var flagGroups = map[string][]string{
 	"llm":     {"llm-base-url", "llm-model", "llm-key", "rerank-url", "rerank-key"},
 	"writes":  {"immutable-paths", "ledger"},
 	"server": {"http", "token", "keys", "oauth-issuer", "oauth-audience", "oauth-jwks-url", "oauth-scope-prefix",
+		"oauth-builtin", "oauth-client-ids", "oauth-private-client-hosts", "oauth-token-audiences",
 		"allowed-origins", "profile", "max-response-bytes", "max-attachment-bytes", "index-wait", "no-watch", "cursor-key"},
 }
 

@@ -112,8 +112,15 @@ func keysAddCmd() *cobra.Command {
 	f.BoolVar(&o.ProposeOnly, "propose-only", false, "the key's writes become proposals for a write-scoped caller to apply")
 	f.StringVar(&o.Profile, "profile", "", "limit the key to a tool profile: core or full (default: the server's)")
 	f.StringVar(&expires, "expires", "", "expiry: a duration (90d, 12h) or a date (2026-12-31, RFC 3339); default never")
+	f.BoolVar(&o.Owner, "owner", false, "the vault owner's key: it approves OAuth clients on the built-in authorization server's consent page (and is no API key)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		o.Name = args[0]
+		if o.Owner {
+			if cmd.Flags().Changed("scopes") || len(o.Folders) > 0 || o.ProposeOnly || o.Profile != "" {
+				return fmt.Errorf("--owner takes no --scopes, --folder, --propose-only or --profile: an owner key approves clients over the whole vault, and chooses what each may do")
+			}
+			scopes = []string{"admin"}
+		}
 		for _, s := range scopes {
 			sc, err := auth.ParseScope(s)
 			if err != nil {
@@ -175,7 +182,11 @@ func keysListCmd() *cobra.Command {
 		fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tSCOPES\tFOLDERS\tPROPOSE-ONLY\tPROFILE\tCREATED\tEXPIRES")
 		now := time.Now()
 		for _, k := range kf.Keys {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\t%s\t%s\n", k.ID, strconv.Quote(k.Name), k.Status(now), scopeList(k.Scopes),
+			scopes := scopeList(k.Scopes)
+			if k.Owner {
+				scopes = "owner"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\t%s\t%s\n", k.ID, strconv.Quote(k.Name), k.Status(now), scopes,
 				or(strings.Join(k.Folders, " "), "(whole vault)"), k.ProposeOnly, or(k.Profile, "-"), k.Created.Format(time.DateOnly), expiry(k))
 		}
 		return tw.Flush()
@@ -226,6 +237,9 @@ func parseExpiry(s string, now time.Time) (time.Time, error) {
 }
 
 func describeKey(k auth.Key) string {
+	if k.Owner {
+		return "the owner key: it approves OAuth clients, expires " + expiry(k)
+	}
 	parts := []string{"scopes " + scopeList(k.Scopes)}
 	if len(k.Folders) > 0 {
 		parts = append(parts, "folders "+strings.Join(k.Folders, " "))

@@ -49,6 +49,7 @@ func rootCmd() *cobra.Command {
 	root.AddCommand(writeCmd(), mvCmd(), rmCmd(), restoreCmd())
 	root.AddCommand(keysCmd())
 	root.AddCommand(stateCmd())
+	root.AddCommand(syncCmd())
 	root.AddCommand(docsCmd(), probeCmd())
 	return root
 }

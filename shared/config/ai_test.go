@@ -9,8 +9,11 @@ import (
 
 func TestOpenLLM(t *testing.T) {
 	chat, rr, err := (&Config{RerankURL: "http://127.0.0.1:1/rerank"}).OpenLLM()
-	if chat != nil || rr != nil || err != nil {
-		t.Errorf("no base URL: %v %v %v", chat, rr, err)
+	if chat != nil || rr == nil || err != nil {
+		t.Errorf("a reranker without a chat model (the search tools' rerank): %v %v %v", chat, rr, err)
+	}
+	if chat, rr, err := (&Config{}).OpenLLM(); chat != nil || rr != nil || err != nil {
+		t.Errorf("nothing set: %v %v %v", chat, rr, err)
 	}
 	if _, _, err := (&Config{LLMBaseURL: "http://127.0.0.1:1/v1"}).OpenLLM(); !errors.Is(err, llm.ErrNotConfigured) {
 		t.Errorf("no model: %v", err)

@@ -26,6 +26,10 @@ type Config struct {
 	OAuthAudience      string        // this server's MCP URL, the audience tokens must carry
 	OAuthJWKSURL       string        // the issuer's JWKS; "" = discovered from its metadata
 	OAuthScopePrefix   string        // token scopes are <prefix>read, <prefix>write, <prefix>admin
+	OAuthAudiences     []string      // more aud values accepted (Entra ID: the API's application id)
+	OAuthClientIDs     []string      // clients whose tokens without aud are accepted (Cognito)
+	OAuthBuiltin       bool          // serve the built-in authorization server (owner keys approve clients)
+	OAuthPrivateHosts  []string      // client metadata document hosts that may resolve to private addresses
 	AllowedOrigins     []string      // extra browser origins allowed on HTTP
 	Profile            string        // tool profile: core or full
 	ImmutablePaths     []string      // write-once prefixes
@@ -68,6 +72,10 @@ func (c *Config) Flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.OAuthAudience, "oauth-audience", "", "this server's public MCP URL (e.g. https://notes.example.com/mcp): the audience access tokens must be issued for")
 	fs.StringVar(&c.OAuthJWKSURL, "oauth-jwks-url", "", "the authorization server's JWKS URL (default: discovered from the issuer's metadata)")
 	fs.StringVar(&c.OAuthScopePrefix, "oauth-scope-prefix", "sheaf:", "prefix of the token scopes read, write and admin (Cognito resource servers: e.g. sheaf/)")
+	fs.StringSliceVar(&c.OAuthAudiences, "oauth-token-audiences", nil, "more values of the tokens' aud to accept besides --oauth-audience (Entra ID: the API's application id)")
+	fs.StringSliceVar(&c.OAuthClientIDs, "oauth-client-ids", nil, "accept tokens with no aud claim from these clients (Amazon Cognito access tokens: the app client made for this server)")
+	fs.BoolVar(&c.OAuthBuiltin, "oauth-builtin", false, "serve Sheaf's own OAuth authorization server (for claude.ai and other remote MCP clients): the vault owner approves each client with an owner key (sheaf keys add --owner)")
+	fs.StringSliceVar(&c.OAuthPrivateHosts, "oauth-private-client-hosts", nil, "with --oauth-builtin: hosts whose client metadata documents may be fetched from private or loopback addresses (internal clients)")
 	fs.StringSliceVar(&c.AllowedOrigins, "allowed-origins", nil, "browser origins allowed to call the HTTP endpoint besides loopback ones")
 	fs.StringVar(&c.Profile, "profile", "full", "tool profile: core (the dozen most used tools) or full")
 	fs.StringSliceVar(&c.ImmutablePaths, "immutable-paths", []string{"sources/"}, "write-once folder prefixes: notes there can be created, never changed, moved or deleted")
@@ -91,7 +99,7 @@ func (c *Config) Flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.LLMBaseURL, "llm-base-url", "", "OpenAI-compatible chat endpoint, e.g. http://127.0.0.1:11434/v1 (unset: no answer, lint_semantic, suggest_tags)")
 	fs.StringVar(&c.LLMModel, "llm-model", "", "chat model name")
 	fs.StringVar(&c.LLMKey, "llm-key", "", "chat API key")
-	fs.StringVar(&c.RerankURL, "rerank-url", "", "hosted cross-encoder rerank endpoint for answer's rerank (unset: the LLM reranks)")
+	fs.StringVar(&c.RerankURL, "rerank-url", "", "hosted cross-encoder rerank endpoint (Cohere/Jina/TEI API) for the rerank option of answer, search_and_read, semantic_search and search (unset: the LLM reranks)")
 	fs.StringVar(&c.RerankKey, "rerank-key", "", "rerank API key")
 }
 

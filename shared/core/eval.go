@@ -25,7 +25,9 @@ type EvalIn struct {
 	VaultArg
 	K int `json:"k,omitempty" jsonschema:"Top-k cutoff." schema:"minimum=1,maximum=50,default=6"`
 	// Mode is our extension: it picks the retrieval lane so lanes can be compared.
-	Mode string `json:"mode,omitempty" jsonschema:"Retrieval lane to score: fulltext (BM25), semantic (vectors) or hybrid (fused). Default: hybrid when embeddings are configured, else fulltext." schema:"enum=fulltext|semantic|hybrid"`
+	Mode string `json:"mode,omitempty" jsonschema:"Retrieval lane to score: fulltext (BM25), semantic (vectors) or hybrid (fused). Default: hybrid when embeddings are configured, else fulltext. The textbook baseline is always scored beside it." schema:"enum=fulltext|semantic|hybrid"`
+	// Explain is our extension: a question to trace through every lane.
+	Explain int `json:"explain,omitempty" jsonschema:"1-based number of a question to explain: each lane's top 10 for it, with the features that placed each note." schema:"minimum=1,maximum=500"`
 	// SkipAnswers scores retrieval only, even with an LLM (the CLI, when it
 	// scores several lanes, answers in one of them). Not part of the tool.
 	SkipAnswers bool `json:"-"`
@@ -36,6 +38,7 @@ type EvalQuestion struct {
 	Question       string   `json:"question"`
 	Expected       []string `json:"expected"`
 	Retrieved      []string `json:"retrieved" jsonschema:"the top-k paths, best first"`
+	Baseline       []string `json:"baseline,omitempty" jsonschema:"the textbook baseline's top-k paths, best first"`
 	Recall         float64  `json:"recall"`
 	Precision      float64  `json:"precision"`
 	ReciprocalRank float64  `json:"reciprocalRank"`
@@ -54,17 +57,23 @@ type EvalLineError struct {
 // EvalOut is eval's result.
 type EvalOut struct {
 	Coverage
-	K                int             `json:"k"`
-	Mode             string          `json:"mode" jsonschema:"the retrieval lane scored"`
-	Count            int             `json:"count" jsonschema:"questions scored"`
-	RecallAtK        float64         `json:"recallAtK"`
-	PrecisionAtK     float64         `json:"precisionAtK"`
-	MRR              float64         `json:"mrr"`
-	HitRate          float64         `json:"hitRate"`
-	FaithfulnessRate *float64        `json:"faithfulnessRate,omitempty" jsonschema:"with an LLM: the fraction of answered questions whose answer is faithful; absent without one"`
-	PerQuestion      []EvalQuestion  `json:"perQuestion"`
-	Errors           []EvalLineError `json:"errors" jsonschema:"lines that could not be used; the rest were scored"`
-	Skipped          int             `json:"skipped,omitempty" jsonschema:"valid questions beyond the 500 scored per call"`
+	K                int      `json:"k"`
+	Mode             string   `json:"mode" jsonschema:"the retrieval lane scored"`
+	Count            int      `json:"count" jsonschema:"questions scored"`
+	RecallAtK        float64  `json:"recallAtK"`
+	PrecisionAtK     float64  `json:"precisionAtK"`
+	MRR              float64  `json:"mrr"`
+	HitRate          float64  `json:"hitRate"`
+	FaithfulnessRate *float64 `json:"faithfulnessRate,omitempty" jsonschema:"with an LLM: the fraction of answered questions whose answer is faithful; absent without one"`
+	// Baseline is the textbook lexical ranker every lane should beat,
+	// scored on the same questions: BM25 over whole notes (SQLite FTS5's
+	// formula), every word of the question OR'd, porter stems, titles x5.
+	Baseline     *EvalScores     `json:"baseline,omitempty" jsonschema:"the textbook baseline (BM25 over whole notes, words OR'd, porter stems, title x5) on the same questions"`
+	BaselineNote string          `json:"baselineNote,omitempty" jsonschema:"why the baseline was not scored"`
+	Explain      *EvalExplain    `json:"explain,omitempty"`
+	PerQuestion  []EvalQuestion  `json:"perQuestion"`
+	Errors       []EvalLineError `json:"errors" jsonschema:"lines that could not be used; the rest were scored"`
+	Skipped      int             `json:"skipped,omitempty" jsonschema:"valid questions beyond the 500 scored per call"`
 }
 
 // evalCase is one usable line of the question set.
@@ -108,6 +117,16 @@ func (s *Core) Eval(ctx context.Context, in EvalIn) (*EvalOut, error) {
 		cases = cases[:maxEvalQuestions]
 	}
 	retrieveMode := in.Mode // "" lets retrieve pick, as answer does
+	base, bnote := evalBaseline(ctx, v, cat)
+	out.BaselineNote = bnote
+	if in.Explain > 0 {
+		if in.Explain > len(cases) {
+			return nil, newError(KindArgsInvalid, map[string]any{"argument": "explain"}, "explain: there are %d questions, not %d", len(cases), in.Explain)
+		}
+		if out.Explain, err = s.explainQuestion(ctx, v, cat, in.Explain, cases[in.Explain-1], base, bnote); err != nil {
+			return nil, err
+		}
+	}
 	var llmFailed error
 	for _, c := range cases {
 		cands, err := s.retrieve(ctx, v, cat, c.Question, RetrieveOptions{Limit: in.K, Mode: retrieveMode})
@@ -126,6 +145,9 @@ func (s *Core) Eval(ctx context.Context, in EvalIn) (*EvalOut, error) {
 			}
 		}
 		q.Recall, q.Precision, q.ReciprocalRank, q.Hit = scoreRetrieval(c.Expected, q.Retrieved, in.K)
+		if base != nil {
+			q.Baseline = baselinePaths(base, c.Question, in.K)
+		}
 		if v.LLM != nil && !in.SkipAnswers {
 			if llmFailed != nil {
 				q.AnswerError = "not asked: the LLM failed on an earlier question: " + llmFailed.Error()
@@ -146,7 +168,30 @@ func (s *Core) Eval(ctx context.Context, in EvalIn) (*EvalOut, error) {
 		out.PerQuestion = append(out.PerQuestion, q)
 	}
 	aggregate(out)
+	if base != nil {
+		out.Baseline = baselineScores(out.PerQuestion, in.K)
+	}
 	return out, nil
+}
+
+// baselineScores averages the baseline's scores over the questions.
+func baselineScores(qs []EvalQuestion, k int) *EvalScores {
+	sc := &EvalScores{}
+	if len(qs) == 0 {
+		return sc
+	}
+	for _, q := range qs {
+		r, p, rr, hit := scoreRetrieval(q.Expected, q.Baseline, k)
+		sc.RecallAtK += r
+		sc.PrecisionAtK += p
+		sc.MRR += rr
+		if hit {
+			sc.HitRate++
+		}
+	}
+	n := float64(len(qs))
+	sc.RecallAtK, sc.PrecisionAtK, sc.MRR, sc.HitRate = sc.RecallAtK/n, sc.PrecisionAtK/n, sc.MRR/n, sc.HitRate/n
+	return sc
 }
 
 // parseQuestions reads the question set: one JSON object per line with a

@@ -42,27 +42,23 @@ type RetrieveOptions struct {
 	// paraphrases from llm.Expand): the query vector is then the mean of the
 	// question's and the expansion's.
 	Expansion string
+	// Rerank reorders the first rerankPool(Limit) fused candidates with the
+	// cross-encoder or the LLM (rerankCandidates) before the cut to Limit.
+	Rerank bool
 }
 
 // Fusion. Each lane's scores are normalised to [0, 1] over its own
 // candidates, and a note's hybrid score is the weighted sum
 //
-//	(1 - share) * lexical + share * vector,   share = vectorShare(lexical, vectorWeight)
+//	(1 - share) * lexical + share * vector,   share = rank.Params.VectorShare(confidence)
 //
 // with 0 for a lane that did not find the note. The lexical score is the
-// BM25 relevance divided by the lane's best (BM25 has a natural zero); the
-// vector score is the cosine min-max normalised over the lane's pool, so
-// that a model whose cosines all sit in a narrow band still spreads them.
+// lane's relevance divided by its best (it has a natural zero); the vector
+// score is the cosine min-max normalised over the lane's pool, so that a
+// model whose cosines all sit in a narrow band still spreads them.
 // Reciprocal-rank fusion throws the score gaps away, and on a real vault
-// ranked below BM25 alone (DESIGN.md). vectorWeight was chosen with
-// TestRealModel (USE-lite) on the sample vault's 52 questions and 60
-// questions about a generated vault: with the share less BM25's coverage,
-// weights 0.1-0.3 keep the generated vault at BM25's recall@5 1.000 and
-// MRR@10 0.975 (0.4 and more lower its MRR: vectors of invented words are
-// noise) and lift the sample vault from BM25's 0.904 / 0.830 to 0.962 /
-// 0.848. A fixed share (no coverage) lowered the generated vault's MRR from
-// 0.1 on and its recall from 0.5; at 0.7, the old weight, to 0.500 / 0.386.
-const vectorWeight = 0.3
+// ranked below BM25 alone (DESIGN.md). The share's parameters are chosen
+// by cross-validation over the question sets (docs/retrieval.md).
 
 // Recency for prefer_recent: a note's score is multiplied by
 //
@@ -130,7 +126,7 @@ func (s *Core) retrieve(ctx context.Context, v *Vault, cat *vault.Catalog, quest
 	case "semantic":
 		out = candidatesOf(vec)
 	default:
-		out = fuse(lex, vec, vectorShare(lex, vectorWeight))
+		out = fuse(lex, vec, v.ranking().VectorShare(confidence(lex)))
 	}
 	if o.PreferRecent {
 		now := s.now()
@@ -144,6 +140,11 @@ func (s *Core) retrieve(ctx context.Context, v *Vault, cat *vault.Catalog, quest
 	for i := range out {
 		if n, ok := cat.Note(out[i].Path); ok && n.Title != "" {
 			out[i].Title = n.Title
+		}
+	}
+	if o.Rerank {
+		if out, err = rerankCandidates(ctx, v, cat, question, out[:min(rerankPool(limit), len(out))]); err != nil {
+			return nil, err
 		}
 	}
 	if len(out) > limit {
@@ -307,7 +308,7 @@ func normalised(hits []laneHit, minMax bool) map[string]float64 {
 	return out
 }
 
-// fuse combines the lanes with vector weight w (see vectorWeight). With no
+// fuse combines the lanes with the vector lane's share w. With no
 // vector lane it keeps BM25's order and normalised scores.
 func fuse(lex, vec []laneHit, w float64) []Candidate {
 	ln, vn := normalised(lex, false), normalised(vec, true)
@@ -355,19 +356,14 @@ func fuse(lex, vec []laneHit, w float64) []Candidate {
 	return out
 }
 
-// vectorShare is the vector lane's weight for one question: w times the
-// share of the question's weight that BM25's best note does not cover
-// (textindex.Hit.Matched). When that note holds every rare word of the
-// question, the words have found it and the vectors must not move it; when
-// it holds few (the question shares no words with the note that answers
-// it), the vectors decide. An adapter that does not measure it (0)
-// gives the vectors w.
-func vectorShare(lex []laneHit, w float64) float64 {
-	lex = firstPerPath(lex)
+// confidence is how sure the lexical lane is of its best note: the share
+// of the question's weight that note holds (textindex.Hit.Matched); 0 for
+// an adapter that does not measure it, or no note.
+func confidence(lex []laneHit) float64 {
 	if len(lex) == 0 {
-		return w
+		return 0
 	}
-	return w * (1 - min(max(lex[0].Matched, 0), 1))
+	return min(max(lex[0].Matched, 0), 1)
 }
 
 // firstPerPath keeps each path's first (best) hit of a lane.

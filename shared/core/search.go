@@ -24,6 +24,7 @@ type SearchArgs struct {
 	Threshold  *float64 `json:"threshold,omitempty" jsonschema:"Minimum score 0-1 for semantic (cosine), hybrid (fused score) and graph modes; unset: no minimum." schema:"minimum=0,maximum=1"`
 	SeedIDs    []string `json:"seed_ids,omitempty" jsonschema:"Graph mode: starting notes (frontmatter ids, id prefixes or paths); omitted: the best full-text hits." schema:"maxItems=20"`
 	GraphDepth int      `json:"graph_depth,omitempty" jsonschema:"Graph mode: hops to follow, 1-3." schema:"minimum=1,maximum=3,default=2"`
+	Rerank     bool     `json:"rerank,omitempty" jsonschema:"Semantic and hybrid modes: rerank the best 20-50 candidates with the configured cross-encoder (--rerank-url), else the LLM listwise (one extra call); score is then the reranked position (1 = first, falling)."`
 }
 
 // SearchHit is one ranked note.
@@ -53,6 +54,10 @@ func (s *Core) Search(ctx context.Context, in SearchArgs) (*SearchResult, error)
 	v, cat, err := s.open(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
+	}
+	if in.Rerank && in.Mode != "semantic" && in.Mode != "hybrid" {
+		return nil, newError(KindArgsInvalid, map[string]any{"argument": "rerank"},
+			"rerank applies to mode semantic or hybrid; for a question in words without embeddings, use search_and_read with rerank")
 	}
 	switch in.Mode {
 	case "semantic", "hybrid":
@@ -101,7 +106,7 @@ func (s *Core) vectorSearch(ctx context.Context, v *Vault, cat *vault.Catalog, i
 		return nil, err
 	}
 	filter := textindex.Filter{PathPrefix: in.PathPrefix, Tags: in.Tags, Author: in.Author, Entities: in.Entities}
-	cands, err := s.retrieve(ctx, v, cat, in.Query, RetrieveOptions{Limit: in.Offset + in.Limit, Mode: in.Mode, Filter: filter})
+	cands, err := s.retrieve(ctx, v, cat, in.Query, RetrieveOptions{Limit: in.Offset + in.Limit, Mode: in.Mode, Filter: filter, Rerank: in.Rerank})
 	if err != nil {
 		return nil, err
 	}

@@ -37,6 +37,7 @@ type searchAndReadIn struct {
 	Cursor          string `json:"cursor,omitempty" jsonschema:"The next_cursor of a previous page of this same request." schema:"minLength=1,maxLength=4096"`
 	ResponseFormat  string `json:"response_format,omitempty" jsonschema:"concise returns only the high-signal fields; detailed (the default) returns the full payload. Errors are never trimmed." schema:"enum=concise|detailed"`
 	Verbosity       string `json:"verbosity,omitempty" jsonschema:"Legacy alias for response_format: terse = concise, full = detailed." schema:"enum=full|terse"`
+	Rerank          bool   `json:"rerank,omitempty" jsonschema:"Rerank the best 20-50 candidates with the configured cross-encoder (--rerank-url), else the LLM listwise, before reading the top k: one extra call, more precise order; score is then the reranked position (1 = first, falling). Needs one of them configured."`
 }
 
 // ReadItem is one returned note or section.
@@ -84,6 +85,7 @@ type sarBinding struct {
 	Mode            string `json:"mode"`
 	MaxBytesPerItem int    `json:"max_bytes_per_item"`
 	Format          string `json:"format"`
+	Rerank          bool   `json:"rerank,omitempty"`
 }
 
 // sarState is what a cursor carries: the 0-based rank the next page starts at.
@@ -106,7 +108,7 @@ func (s *Core) searchAndRead(ctx context.Context, in searchAndReadIn, budget int
 	if err != nil {
 		return nil, err
 	}
-	bind := sarBinding{Vault: v.ID, Query: in.Query, K: in.K, Mode: in.Mode, MaxBytesPerItem: in.MaxBytesPerItem, Format: format}
+	bind := sarBinding{Vault: v.ID, Query: in.Query, K: in.K, Mode: in.Mode, MaxBytesPerItem: in.MaxBytesPerItem, Format: format, Rerank: in.Rerank}
 	caller := auth.IdentityFrom(ctx).Subject
 	cursors, err := cursorsFor(ctx, v)
 	if err != nil {
@@ -124,7 +126,7 @@ func (s *Core) searchAndRead(ctx context.Context, in searchAndReadIn, budget int
 		offset = st.Offset
 	}
 
-	res, err := s.rankForRead(ctx, v, cat, in.Query, in.K, offset)
+	res, err := s.rankForRead(ctx, v, cat, in.Query, in.K, offset, in.Rerank)
 	if err != nil {
 		return nil, err
 	}
@@ -198,17 +200,35 @@ func hasOperators(q string) bool {
 // (retrieve) when embeddings are configured and the query is a plain
 // question, else BM25 alone. Operators keep their exact lexical meaning
 // (a NOT must exclude), so such queries never use the vector lane; nor does
-// a blank query, which would embed noise.
-func (s *Core) rankForRead(ctx context.Context, v *Vault, cat *vault.Catalog, query string, k, offset int) (textindex.Result, error) {
-	if hasOperators(query) {
+// a blank query, which would embed noise. With rerank, the first
+// rerankPool(k) of that ranking are reordered by the reranker.
+func (s *Core) rankForRead(ctx context.Context, v *Vault, cat *vault.Catalog, query string, k, offset int, rerank bool) (textindex.Result, error) {
+	if rerank && v.Reranker == nil && v.LLM == nil {
+		return textindex.Result{}, errNoReranker()
+	}
+	var cands []Candidate
+	switch {
+	case hasOperators(query) && rerank:
+		res, err := v.Text.Search(ctx, textindex.ParseQuery(query), textindex.Options{Unit: textindex.Notes, Limit: rerankPool(k)})
+		if err != nil {
+			return textindex.Result{}, err
+		}
+		for _, h := range res.Hits {
+			cands = append(cands, Candidate{Path: h.Path, Title: h.Title, Ordinals: []int{h.Passage}, Heading: h.Heading, HeadingID: h.HeadingID})
+		}
+		if cands, err = rerankCandidates(ctx, v, cat, query, cands); err != nil {
+			return textindex.Result{}, err
+		}
+		cands = cands[:min(k, len(cands))]
+	case hasOperators(query):
 		return v.Text.Search(ctx, textindex.ParseQuery(query), textindex.Options{Unit: textindex.Notes, Limit: k - offset, Offset: offset})
-	}
-	if v.Embedder == nil || v.Vectors == nil || strings.TrimSpace(query) == "" {
+	case strings.TrimSpace(query) == "" || (!rerank && (v.Embedder == nil || v.Vectors == nil)):
 		return askLexical(ctx, v, cat, textindex.ParseQuestion(query), textindex.Filter{}, k-offset, offset)
-	}
-	cands, err := s.retrieve(ctx, v, cat, query, RetrieveOptions{Limit: k})
-	if err != nil {
-		return textindex.Result{}, err
+	default:
+		var err error
+		if cands, err = s.retrieve(ctx, v, cat, query, RetrieveOptions{Limit: k, Rerank: rerank}); err != nil {
+			return textindex.Result{}, err
+		}
 	}
 	res := textindex.Result{Total: len(cands)}
 	for _, c := range cands[min(offset, len(cands)):] {

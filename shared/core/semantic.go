@@ -35,6 +35,7 @@ type SemanticSearchIn struct {
 	Limit        int      `json:"limit,omitempty" jsonschema:"How many notes to return." schema:"minimum=1,maximum=100,default=20"`
 	Tags         []string `json:"tags,omitempty" jsonschema:"Only notes carrying every one of these tags (nested descendants match). Applied before ranking." schema:"maxItems=20"`
 	PathPrefix   string   `json:"path_prefix,omitempty" jsonschema:"Only notes whose path starts with this plain string. Applied before ranking."`
+	Rerank       bool     `json:"rerank,omitempty" jsonschema:"Rerank the best 20-50 candidates with the configured cross-encoder (--rerank-url), else the LLM listwise: one extra call, more precise top results; score is then the reranked position (1 = first, falling). Needs one of them configured."`
 }
 
 // SemanticResult is semantic_search's and related_notes' page.
@@ -140,7 +141,7 @@ func (s *Core) SemanticSearch(ctx context.Context, in SemanticSearchIn) (*Semant
 	if in.Hybrid {
 		mode = "hybrid"
 	}
-	o := RetrieveOptions{Limit: in.Limit, Mode: mode, PreferRecent: in.PreferRecent,
+	o := RetrieveOptions{Limit: in.Limit, Mode: mode, PreferRecent: in.PreferRecent, Rerank: in.Rerank,
 		Filter: textindex.Filter{Tags: in.Tags, PathPrefix: in.PathPrefix}}
 	if in.Expand {
 		// HyDE, as in answer: the expanded text feeds the vector lane

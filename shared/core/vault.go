@@ -6,6 +6,7 @@ import (
 
 	"github.com/sheaf-dev/sheaf/shared/embed"
 	"github.com/sheaf-dev/sheaf/shared/llm"
+	"github.com/sheaf-dev/sheaf/shared/rank"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -85,6 +86,9 @@ type Vault struct {
 	// is the hosted cross-encoder of answer's rerank (else the LLM reranks).
 	LLM      llm.Chat
 	Reranker llm.Reranker
+	// Ranking tunes the question lane and the fusion (nil: rank.Default,
+	// what ships); the retrieval harness sets it to score other values.
+	Ranking *rank.Params
 
 	// Reindex, when set, indexes what a write tool changed before the tool
 	// returns (read-your-writes); nil leaves it to the change events.
@@ -114,6 +118,14 @@ type Vault struct {
 
 // MaxNote is the largest note read_note reads whole and a write writes.
 func (v *Vault) MaxNote() int64 { return v.maxNote() }
+
+// ranking returns the vault's ranking parameters.
+func (v *Vault) ranking() rank.Params {
+	if v.Ranking != nil {
+		return *v.Ranking
+	}
+	return rank.Default
+}
 
 func (v *Vault) maxNote() int64 {
 	if v.MaxNoteBytes > 0 {

@@ -53,6 +53,8 @@ type Options struct {
 	Unit   Unit
 	Limit  int // <= 0: adapter default (25)
 	Offset int
+	// Ask tunes Ask in adapters that measure Features (zero: DefaultAsk).
+	Ask AskOptions
 }
 
 // Hit is one ranked result.
@@ -66,6 +68,9 @@ type Hit struct {
 	// when the note has every rare word of the question. 0 when the adapter
 	// does not measure it (and past the leading hits).
 	Matched float64
+	// Features are what ranked an Ask hit, for adapters that measure
+	// them (zero otherwise).
+	Features Features
 	// For Unit == Passages (and, for Notes, the best-matching passage).
 	Passage   int
 	Heading   string

@@ -17,28 +17,8 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 )
 
-// The question lane's ranking (Ask). Tuned on our own question sets only
-// (infra/sample-vault/eval/questions.jsonl and vaultgen.Questions; see
-// shared/tools/quality_test.go).
-const (
-	// stemWeights are the bm25 column weights of stems_fts: title and
-	// aliases, headings, body, tags and path words.
-	stemWeights = "3.0, 2.0, 1.0, 1.0"
-	// passageWeight is how much a note's best passage adds to its BM25:
-	// a note that answers in one place ranks above one that has the words
-	// scattered over many pages. On our sets the choice barely matters
-	// (MRR within 0.01 from 0 to 0.5; above 0.25 a generated-vault
-	// question drops out of the top 5).
-	passageWeight = 0.1
-	// proximityWeight scales the boost of a note whose best passage holds
-	// the question's words near each other (see proximity).
-	proximityWeight = 0.4
-	// rerankNotes is the least number of notes, from the top of the BM25
-	// ranking, whose passages are scored.
-	rerankNotes = 30
-	// BM25 parameters of the passage scores.
-	bm25K1, bm25B = 1.2, 0.75
-)
+// BM25 parameters of the question lane's note and passage scores.
+const bm25K1, bm25B = 1.2, 0.75
 
 // Ask ranks notes for a question in natural language. Every word of q is
 // stemmed in the question's language and in each language the vault's
@@ -46,11 +26,12 @@ const (
 // words of a German note), and matched as a whole stem against stems_fts.
 // Words in more than half of the notes are dropped when others remain:
 // FTS5's BM25 gives them no weight anyway, and they would cost a score per
-// note. The leading notes by weighted BM25 (title, headings, body, tags and
-// path words) are then re-ranked by their passages: each passage is scored
-// by BM25 over the stems stored with it, the best one adds passageWeight of
-// its score to the note's, and the note gets a boost when that passage
-// holds the question's words close together (proximity). A question of
+// note. The first AskOptions.Pool notes by FTS5's weighted BM25 (title,
+// headings, body, tags and path words) are then measured in Go from their
+// stored index terms (textindex.Features: whole-note and best-passage BM25,
+// proximity, and the share of the question found in names, headings,
+// meta and the whole note), scored by AskOptions.Weights, and, with
+// feedback on, scored again with the feedback words added. A question of
 // stopwords only ranks with Search, since stems_fts holds no stopwords.
 func (ix *Index) Ask(ctx context.Context, q textindex.Question, opts textindex.Options) (textindex.Result, error) {
 	if q.Empty() || (opts.Filter.Paths != nil && len(opts.Filter.Paths) == 0) {
@@ -76,7 +57,11 @@ func (ix *Index) Ask(ctx context.Context, q textindex.Question, opts textindex.O
 	if expr == "" {
 		return textindex.Result{}, nil
 	}
-	res, err := ix.ask(ctx, terms, expr, opts.Filter, limit, offset)
+	ao := opts.Ask
+	if ao.IsZero() {
+		ao = textindex.DefaultAsk
+	}
+	res, err := ix.ask(ctx, terms, expr, opts.Filter, ao, limit, offset, st)
 	if err != nil {
 		if sqliteCode(err) == sqliteError {
 			slog.Debug("embedded: malformed question expression", "match", expr, "err", err)
@@ -90,7 +75,8 @@ func (ix *Index) Ask(ctx context.Context, q textindex.Question, opts textindex.O
 // askTerm is one word of a question: its alternatives (the word stemmed in
 // each language, as sequences of index tokens) and its weight.
 type askTerm struct {
-	pos    int        // textindex.Word.Pos
+	pos    int        // textindex.Word.Pos; -1 for a feedback word
+	weight float64    // 1 for a word of the question; less for a feedback word
 	alts   [][]string // folded index tokens; one token for a word, two for an unspaced bigram
 	idf    float64    // inverse note frequency of the rarest alternative
 	pruned bool       // in more than half of the notes: not matched
@@ -107,7 +93,7 @@ func askTerms(q textindex.Question, langs []textindex.Lang) []askTerm {
 	var st textindex.Stemmer
 	var out []askTerm
 	for _, w := range q.Words {
-		t := askTerm{pos: w.Pos}
+		t := askTerm{pos: w.Pos, weight: 1}
 		toks := tokens(norm.NFC.String(w.Text))
 		for _, l := range langs {
 			var alt []string
@@ -189,174 +175,6 @@ func askExpr(terms []askTerm) string {
 		}
 	}
 	return strings.Join(parts, " OR ")
-}
-
-// askNote is one note of a question's ranking.
-type askNote struct {
-	id   int64
-	rel  float64 // relevance, higher is better
-	best passage // its best passage, once read
-	read bool    // best is set
-	lang textindex.Lang
-	hit  textindex.Hit
-}
-
-func (ix *Index) ask(ctx context.Context, terms []askTerm, expr string, f textindex.Filter, limit, offset int) (textindex.Result, error) {
-	where, args := filterSQL(f)
-	from := ` FROM stems_fts`
-	if where != "" {
-		from += ` JOIN notes n ON n.id = stems_fts.rowid`
-	}
-	from += ` WHERE stems_fts MATCH ?` + where
-	r := ranking{ix: ix, from: from, args: append([]any{expr}, args...)}
-	m := max(rerankNotes, 2*(offset+limit))
-	ranked, total, err := r.rankIn(ctx, "stems_fts", max(m, offset+limit), 0)
-	if err != nil {
-		return textindex.Result{}, err
-	}
-	notes := make([]*askNote, 0, len(ranked))
-	for _, rn := range ranked {
-		notes = append(notes, &askNote{id: rn.id, rel: -rn.score})
-	}
-	// Re-rank the leading notes by their passages.
-	lead := notes[:min(m, len(notes))]
-	for _, n := range lead {
-		ok, err := ix.askNote(ctx, n, terms)
-		if err != nil {
-			return textindex.Result{}, err
-		}
-		if !ok {
-			n.rel = math.Inf(-1) // deleted since the ranking query
-		}
-	}
-	sortNotes(lead)
-	res := textindex.Result{Total: total}
-	ns := askNeedles(terms)
-	for i, n := range notes {
-		if i < offset {
-			continue
-		}
-		if len(res.Hits) == limit {
-			break
-		}
-		if !n.read {
-			if ok, err := ix.askNote(ctx, n, nil); err != nil {
-				return textindex.Result{}, err
-			} else if !ok {
-				continue
-			}
-		}
-		if math.IsInf(n.rel, -1) {
-			continue
-		}
-		h := n.hit
-		h.Score = -n.rel
-		h.Passage, h.Heading, h.HeadingID = n.best.ordinal, n.best.heading, n.best.headingID
-		h.Snippet = excerpt(n.best.text, ns)
-		res.Hits = append(res.Hits, h)
-	}
-	return res, nil
-}
-
-// sortNotes orders by relevance, best first, stably.
-func sortNotes(ns []*askNote) {
-	slices.SortStableFunc(ns, func(a, b *askNote) int {
-		switch {
-		case a.rel > b.rel:
-			return -1
-		case a.rel < b.rel:
-			return 1
-		}
-		return 0
-	})
-}
-
-// askNote reads note n: its path and title, and its passages, scored with
-// terms (nil: just the first passage) to pick the best one and add it to
-// n.rel with its proximity boost. ok is false when the note is gone.
-func (ix *Index) askNote(ctx context.Context, n *askNote, terms []askTerm) (bool, error) {
-	var (
-		lang string
-		np   int64
-	)
-	n.read = true
-	err := ix.queryRow(ctx, `SELECT path, title, npassages, lang FROM notes WHERE id = ?`, []any{n.id}, &n.hit.Path, &n.hit.Title, &np, &lang)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	n.lang = textindex.Lang(lang)
-	if np <= 0 {
-		return true, nil
-	}
-	first := n.id << passageBits
-	bestID, bestScore, bestStems := first, 0.0, ""
-	if terms != nil {
-		rows, err := ix.query(ctx, `SELECT id, stems FROM passages WHERE id BETWEEN ? AND ? ORDER BY id`, first, first+np-1)
-		if err != nil {
-			return false, err
-		}
-		var ps []scoredPassage
-		total := 0
-		for rows.Next() {
-			var sp scoredPassage
-			if err := rows.Scan(&sp.id, &sp.stems); err != nil {
-				rows.Close()
-				return false, err
-			}
-			sp.toks = strings.Fields(sp.stems)
-			total += len(sp.toks)
-			ps = append(ps, sp)
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-			return false, err
-		}
-		avg := float64(total) / float64(max(len(ps), 1))
-		n.hit.Matched = matchedShare(terms, ps)
-		for _, sp := range ps {
-			if s := passageBM25(terms, sp.toks, avg); s > bestScore {
-				bestID, bestScore, bestStems = sp.id, s, sp.stems
-			}
-		}
-		n.rel += passageWeight * bestScore
-		n.rel *= 1 + proximityWeight*proximity(terms, strings.Fields(bestStems))
-	}
-	err = ix.queryRow(ctx, `SELECT ordinal, heading, heading_id, text FROM passages WHERE id = ?`, []any{bestID},
-		&n.best.ordinal, &n.best.heading, &n.best.headingID, &n.best.text)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return false, err
-	}
-	return true, nil
-}
-
-// matchedShare is the share of the terms' idf that occurs in the passages.
-func matchedShare(terms []askTerm, ps []scoredPassage) float64 {
-	found := make([]bool, len(terms))
-	for _, sp := range ps {
-		var prev []string
-		for _, tok := range sp.toks {
-			tok = fold(tok)
-			for i, t := range terms {
-				if !found[i] && t.matchesAt(tok, prev) {
-					found[i] = true
-				}
-			}
-			prev = append(prev[:0], tok)
-		}
-	}
-	var got, all float64
-	for i, t := range terms {
-		all += t.idf
-		if found[i] {
-			got += t.idf
-		}
-	}
-	if all == 0 {
-		return 0
-	}
-	return got / all
 }
 
 // scoredPassage is one passage's stored stems.
@@ -495,10 +313,11 @@ func (t askTerm) matchesAt(tok string, prev []string) bool {
 // read again after this process writes or every statsTTL (another process
 // may write the same file).
 type vaultStats struct {
-	langs []textindex.Lang
-	notes int64
-	gen   uint64
-	at    time.Time
+	langs    []textindex.Lang
+	notes    int64
+	avgTerms float64 // mean index terms of a note's body
+	gen      uint64
+	at       time.Time
 }
 
 const statsTTL = 10 * time.Second
@@ -535,7 +354,7 @@ func (ix *Index) vaultStats(ctx context.Context) (vaultStats, error) {
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return s, err
 	}
-	if err := ix.queryRow(ctx, `SELECT count(*) FROM notes`, nil, &s.notes); err != nil {
+	if err := ix.queryRow(ctx, `SELECT count(*), coalesce(avg(nterms), 0) FROM notes`, nil, &s.notes, &s.avgTerms); err != nil {
 		return s, err
 	}
 	s.gen, s.at = gen, time.Now()

@@ -36,10 +36,16 @@ import (
 
 // schemaVersion changes whenever the tables below change; an index file with
 // another version is dropped and rebuilt (it is derived data).
-const schemaVersion = "3"
+const schemaVersion = "4"
+
+// stemWeights are the bm25 column weights of stems_fts (title and aliases,
+// headings, body, tags and path words): the question lane's first stage,
+// which only picks the notes Ask measures (AskOptions.Pool).
+const stemWeights = "3.0, 2.0, 1.0, 1.0"
 
 // tables lists every table any schema version created, for dropping an old
-// version (passages_fts: version 1; stems_fts, stems_vocab: version 3).
+// version (passages_fts: version 1; stems_fts, stems_vocab: version 3;
+// version 4 added the question lane's fields to notes).
 var tables = []string{"meta", "notes", "tags", "entities", "passages", "notes_fts", "passages_fts", "stems_vocab", "stems_fts"}
 
 // Passage rows get the id noteID<<passageBits | index, so a note's passages
@@ -66,7 +72,14 @@ var schema = []string{
 		author TEXT NOT NULL, -- case-folded, for the author filter
 		modified TEXT NOT NULL, -- RFC 3339, UTC
 		npassages INTEGER NOT NULL,
-		lang TEXT NOT NULL -- textindex.DetectLang of the note, '' when unsure
+		lang TEXT NOT NULL, -- textindex.DetectLang of the note, '' when unsure
+		-- the question lane's fields (see Ask): the index terms of the title
+		-- and aliases, of the headings, and of the tags and path words, as
+		-- in stems_fts; and the number of index terms of the body
+		names TEXT NOT NULL,
+		heads TEXT NOT NULL,
+		meta TEXT NOT NULL,
+		nterms INTEGER NOT NULL
 	)`,
 	`CREATE INDEX notes_lang ON notes(lang)`,
 	// tags holds every tag and its nested ancestors ("a/b/c", "a/b", "a"),

@@ -34,8 +34,8 @@ type stmtDef struct {
 func (ws *writeStmts) defs() []stmtDef {
 	return []stmtDef{
 		{&ws.findNote, `SELECT id FROM notes WHERE path = ?`},
-		{&ws.insertNote, `INSERT INTO notes(path, title, author, modified, npassages, lang) VALUES(?, ?, ?, ?, ?, ?)`},
-		{&ws.updateNote, `UPDATE notes SET title = ?, author = ?, modified = ?, npassages = ?, lang = ? WHERE id = ?`},
+		{&ws.insertNote, `INSERT INTO notes(path, title, author, modified, npassages, lang, names, heads, meta, nterms) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&ws.updateNote, `UPDATE notes SET title = ?, author = ?, modified = ?, npassages = ?, lang = ?, names = ?, heads = ?, meta = ?, nterms = ? WHERE id = ?`},
 		{&ws.deleteNote, `DELETE FROM notes WHERE id = ?`},
 		{&ws.deleteNoteFTS, `DELETE FROM notes_fts WHERE rowid = ?`},
 		{&ws.deleteTags, `DELETE FROM tags WHERE note_id = ?`},
@@ -241,12 +241,16 @@ func upsertOne(ctx context.Context, ws *writeStmts, p preparedDoc) error {
 	if err != nil {
 		return err
 	}
+	nterms := 0
+	for _, ps := range p.passages {
+		nterms += countTerms(ps.stems)
+	}
 	if exists {
-		if _, err := ws.updateNote.ExecContext(ctx, p.title, p.author, p.modified, len(p.passages), string(p.lang), id); err != nil {
+		if _, err := ws.updateNote.ExecContext(ctx, p.title, p.author, p.modified, len(p.passages), string(p.lang), p.stemTitle, p.stemHeadings, p.stemMeta, nterms, id); err != nil {
 			return err
 		}
 	} else {
-		res, err := ws.insertNote.ExecContext(ctx, p.path, p.title, p.author, p.modified, len(p.passages), string(p.lang))
+		res, err := ws.insertNote.ExecContext(ctx, p.path, p.title, p.author, p.modified, len(p.passages), string(p.lang), p.stemTitle, p.stemHeadings, p.stemMeta, nterms)
 		if err != nil {
 			return err
 		}
@@ -335,4 +339,19 @@ func foldKey(s string) string {
 // validText makes s safe to store as SQLite text.
 func validText(s string) string {
 	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// countTerms is the number of space-separated terms of a stems string.
+func countTerms(stems string) int {
+	n, in := 0, false
+	for i := 0; i < len(stems); i++ {
+		switch sp := stems[i] == ' ' || stems[i] == '\n'; {
+		case sp:
+			in = false
+		case !in:
+			in = true
+			n++
+		}
+	}
+	return n
 }

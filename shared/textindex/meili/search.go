@@ -337,7 +337,10 @@ func snippet(s string) string {
 // Meilisearch's ranking score). Meilisearch ranks whole note documents by
 // its own rules (words, proximity, attribute order, exactness): there is no
 // passage ranking, and a note matching several of the words is not summed
-// up over them as BM25 would.
+// up over them as BM25 would. It measures no textindex.Features and ignores
+// opts.Ask (weights, pool, feedback): the hits keep Meilisearch's order,
+// which the question lane's catalog features (link prior, anchor text)
+// then adjust.
 func (ix *Index) Ask(ctx context.Context, q textindex.Question, opts textindex.Options) (textindex.Result, error) {
 	var st textindex.Stemmer
 	var out textindex.Query

@@ -72,6 +72,18 @@ func ask(t *testing.T, ix textindex.Index, question string, opts textindex.Optio
 	if len(res.Hits) > 0 && res.Total < len(res.Hits)+opts.Offset {
 		t.Errorf("Ask(%q): total %d < %d hits", question, res.Total, len(res.Hits))
 	}
+	for _, h := range res.Hits {
+		f := h.Features
+		for name, x := range map[string]float64{"Stage": f.Stage, "Body": f.Body, "Passage": f.Passage, "Proximity": f.Proximity,
+			"Name": f.Name, "Headings": f.Headings, "Meta": f.Meta, "Matched": f.Matched, "Anchor": f.Anchor} {
+			if x < 0 || x > 1+1e-9 {
+				t.Errorf("Ask(%q): %s feature %s = %v, outside [0, 1]", question, h.Path, name, x)
+			}
+		}
+		if f.Anchor != 0 {
+			t.Errorf("Ask(%q): %s has an anchor feature: the index does not know links", question, h.Path)
+		}
+	}
 	return res
 }
 
@@ -83,6 +95,20 @@ func testAsk(t *testing.T, ix textindex.Index) {
 	}
 	if h := res.Hits[0]; h.Passage != 1 || h.Heading != "Leases" || !strings.Contains(h.Snippet, "clobber") {
 		t.Errorf("clobbering: want the Leases passage with a snippet, got %+v", h)
+	}
+	// An adapter that measures features measures them for its best hit,
+	// and ranks by the weights it is given: with only Name weighted, the
+	// note whose title is the question comes before the one that only
+	// mentions it, whatever their BM25.
+	if f := res.Hits[0].Features; f != (textindex.Features{}) && (f.Body <= 0 || f.Matched <= 0) {
+		t.Errorf("clobbering: features %+v, want body and matched evidence", f)
+	}
+	if res.Hits[0].Features != (textindex.Features{}) {
+		byName := textindex.AskOptions{Weights: textindex.Weights{Name: 1}, Pool: 10}
+		res := ask(t, ix, "sheaf", textindex.Options{Ask: byName})
+		if len(res.Hits) < 2 || res.Hits[0].Path != sheaf || res.Hits[0].Features.Name != 1 || res.Hits[1].Features.Name != 0 {
+			t.Errorf("ranked by name alone: got %q", paths(res))
+		}
 	}
 	res = ask(t, ix, "Which herbs grow well next to tomato plants?", none)
 	if !slices.Contains(paths(res), basil) || !slices.Contains(paths(res), tomatoes) {

@@ -48,6 +48,10 @@ type HTTPOptions struct {
 	// 401's WWW-Authenticate.
 	Resource       ProtectedResource
 	AllowedOrigins []string // browser origins allowed besides loopback ones
+	// Routes are handlers served beside the endpoint, by http.ServeMux
+	// pattern, with no credential asked (the built-in OAuth authorization
+	// server's endpoints).
+	Routes map[string]http.Handler
 }
 
 // ProtectedResource is what the transport needs of an OAuth resource
@@ -87,6 +91,9 @@ func HTTPHandler(srv *server.MCPServer, o HTTPOptions) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"ok":true}`)
 	})
+	for p, h := range o.Routes {
+		mux.Handle(p, h)
+	}
 	if o.Resource != nil {
 		meta := sdkauth.ProtectedResourceMetadataHandler(o.Resource.Metadata())
 		for _, p := range o.Resource.MetadataPaths() {

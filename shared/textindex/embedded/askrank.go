@@ -1,0 +1,366 @@
+package embedded
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/sheaf-dev/sheaf/shared/textindex"
+)
+
+// askNote is one note of a question's ranking: what is stored about it
+// and, once measured, its features and score.
+type askNote struct {
+	id                int64
+	path, title, lang string
+	names, heads      []string // index terms of the title and aliases, of the headings
+	meta              []string // of the tags and path words
+	passages          []scoredPassage
+	nterms            int
+	stage             float64 // the first stage's score over the pool's best
+	gone              bool    // deleted since the ranking query
+	f                 textindex.Features
+	score             float64
+	best              int // index in passages of the best one, -1 if none
+}
+
+// ask ranks the notes matching expr: the first ao.Pool by FTS5's rank are
+// measured and scored, with feedback when ao asks for it, and the page
+// [offset, offset+limit) of that ranking is returned.
+func (ix *Index) ask(ctx context.Context, terms []askTerm, expr string, f textindex.Filter, ao textindex.AskOptions, limit, offset int, st vaultStats) (textindex.Result, error) {
+	where, args := filterSQL(f)
+	from := ` FROM stems_fts`
+	if where != "" {
+		from += ` JOIN notes n ON n.id = stems_fts.rowid`
+	}
+	from += ` WHERE stems_fts MATCH ?` + where
+	r := ranking{ix: ix, from: from, args: append([]any{expr}, args...)}
+	pool := max(ao.Pool, offset+limit)
+	ranked, total, err := r.rankIn(ctx, "stems_fts", pool, 0)
+	if err != nil {
+		return textindex.Result{}, err
+	}
+	notes := make([]*askNote, 0, len(ranked))
+	for _, rn := range ranked {
+		n, err := ix.loadAskNote(ctx, rn.id)
+		if err != nil {
+			return textindex.Result{}, err
+		}
+		if !n.gone {
+			if best := -ranked[0].score; best > 0 {
+				n.stage = -rn.score / best
+			}
+			notes = append(notes, n)
+		}
+	}
+	// Feedback reads the leading notes of the first stage (FTS5's BM25),
+	// not of the weighted ranking: the words it adds do not depend on the
+	// weights, so the two can be tuned apart.
+	lead := slices.Clone(notes[:min(ao.Feedback.Notes, len(notes))])
+	for _, n := range notes {
+		n.measure(terms, st.avgTerms, ao.Weights)
+	}
+	sortAsk(notes)
+	if fb := ao.Feedback; fb.Notes > 0 && fb.Terms > 0 && fb.Weight > 0 && len(lead) > 0 {
+		more, err := ix.feedbackTerms(ctx, terms, lead, fb, st.notes)
+		if err != nil {
+			return textindex.Result{}, err
+		}
+		if len(more) > 0 {
+			all := slices.Concat(terms, more)
+			// The feedback words find notes of their own: a second first
+			// stage over every word, whose new notes join the pool.
+			r.args[0] = askExpr(all)
+			again, _, err := r.rankIn(ctx, "stems_fts", pool, 0)
+			if err != nil {
+				return textindex.Result{}, err
+			}
+			have := make(map[int64]bool, len(notes))
+			for _, n := range notes {
+				have[n.id] = true
+			}
+			for _, rn := range again {
+				if have[rn.id] {
+					continue
+				}
+				n, err := ix.loadAskNote(ctx, rn.id)
+				if err != nil {
+					return textindex.Result{}, err
+				}
+				if !n.gone {
+					notes = append(notes, n)
+				}
+			}
+			for _, n := range notes {
+				n.measure(all, st.avgTerms, ao.Weights)
+			}
+			sortAsk(notes)
+		}
+	}
+	res := textindex.Result{Total: total}
+	ns := askNeedles(terms)
+	for _, n := range notes[min(offset, len(notes)):] {
+		if len(res.Hits) == limit {
+			break
+		}
+		h := textindex.Hit{Path: n.path, Title: n.title, Score: -n.score, Matched: n.f.Matched, Features: n.f}
+		if n.best >= 0 {
+			var p passage
+			err := ix.queryRow(ctx, `SELECT ordinal, heading, heading_id, text FROM passages WHERE id = ?`, []any{n.passages[n.best].id},
+				&p.ordinal, &p.heading, &p.headingID, &p.text)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return textindex.Result{}, err
+			}
+			h.Passage, h.Heading, h.HeadingID = p.ordinal, p.heading, p.headingID
+			h.Snippet = excerpt(p.text, ns)
+		}
+		res.Hits = append(res.Hits, h)
+	}
+	return res, nil
+}
+
+// sortAsk orders by score, best first, stably (FTS5's order among equals).
+func sortAsk(ns []*askNote) {
+	slices.SortStableFunc(ns, func(a, b *askNote) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		}
+		return 0
+	})
+}
+
+// loadAskNote reads what Ask measures of note id.
+func (ix *Index) loadAskNote(ctx context.Context, id int64) (*askNote, error) {
+	n := &askNote{id: id, best: -1}
+	var np int64
+	var names, heads, meta string
+	err := ix.queryRow(ctx, `SELECT path, title, npassages, lang, names, heads, meta, nterms FROM notes WHERE id = ?`, []any{id},
+		&n.path, &n.title, &np, &n.lang, &names, &heads, &meta, &n.nterms)
+	if errors.Is(err, sql.ErrNoRows) {
+		n.gone = true
+		return n, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	n.names, n.heads, n.meta = foldAll(strings.Fields(names)), foldAll(strings.Fields(heads)), foldAll(strings.Fields(meta))
+	if np <= 0 {
+		return n, nil
+	}
+	first := id << passageBits
+	rows, err := ix.query(ctx, `SELECT id, stems FROM passages WHERE id BETWEEN ? AND ? ORDER BY id`, first, first+np-1)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var sp scoredPassage
+		if err := rows.Scan(&sp.id, &sp.stems); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		sp.toks = foldAll(strings.Fields(sp.stems))
+		n.passages = append(n.passages, sp)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+func foldAll(toks []string) []string {
+	for i, t := range toks {
+		toks[i] = fold(t)
+	}
+	return toks
+}
+
+// measure sets n's features for terms and its score by w. avgTerms is the
+// vault's mean body length in index terms.
+func (n *askNote) measure(terms []askTerm, avgTerms float64, w textindex.Weights) {
+	f := textindex.Features{Stage: n.stage}
+	most := 0.0 // the most a BM25 score over terms can be
+	share := 0.0
+	asked := terms // the question's own words, without feedback
+	for i, t := range terms {
+		if !t.pruned {
+			most += t.weight * t.idf * (bm25K1 + 1)
+		}
+		if t.pos < 0 {
+			asked = terms[:i]
+			break
+		}
+		share += t.idf
+	}
+	for _, t := range terms[len(asked):] {
+		most += t.weight * t.idf * (bm25K1 + 1)
+	}
+	tf := make([]float64, len(terms)) // in the whole body
+	seen := make([]bool, len(terms))
+	total := 0
+	for _, sp := range n.passages {
+		total += len(sp.toks)
+	}
+	avgPassage := float64(total) / float64(max(len(n.passages), 1))
+	bestScore := -1.0
+	for i, sp := range n.passages {
+		ptf := termFreqs(terms, sp.toks)
+		for j, x := range ptf {
+			tf[j] += x
+			if x > 0 {
+				seen[j] = true
+			}
+		}
+		if s := bm25(terms, ptf, float64(len(sp.toks)), avgPassage); s > bestScore {
+			bestScore, n.best = s, i
+		}
+	}
+	if most > 0 {
+		f.Body = bm25(terms, tf, float64(n.nterms), avgTerms) / most
+		f.Passage = max(bestScore, 0) / most
+	}
+	if n.best >= 0 {
+		f.Proximity = proximity(asked, n.passages[n.best].toks)
+	}
+	if share > 0 {
+		f.Name = found(asked, n.names, nil) / share
+		f.Headings = found(asked, n.heads, nil) / share
+		f.Meta = found(asked, n.meta, nil) / share
+		f.Matched = found(asked, nil, seen[:len(asked)]) / share
+	}
+	n.f = f
+	n.score = w.Score(f)
+}
+
+// termFreqs counts each term's occurrences in toks (pruned terms too).
+func termFreqs(terms []askTerm, toks []string) []float64 {
+	tf := make([]float64, len(terms))
+	var prev []string
+	for _, tok := range toks {
+		for i, t := range terms {
+			if t.matchesAt(tok, prev) {
+				tf[i]++
+			}
+		}
+		prev = append(prev[:0], tok)
+	}
+	return tf
+}
+
+// bm25 scores term frequencies tf in a text of n terms, avg the mean
+// length, each term weighted by its weight and idf; pruned terms count 0.
+func bm25(terms []askTerm, tf []float64, n, avg float64) float64 {
+	norm := bm25K1 * (1 - bm25B + bm25B*n/max(avg, 1))
+	s := 0.0
+	for i, t := range terms {
+		if tf[i] > 0 && !t.pruned {
+			s += t.weight * t.idf * tf[i] * (bm25K1 + 1) / (tf[i] + norm)
+		}
+	}
+	return s
+}
+
+// found is the idf of the terms found in toks (or, with toks nil, of those
+// marked in seen).
+func found(terms []askTerm, toks []string, seen []bool) float64 {
+	if toks != nil {
+		tf := termFreqs(terms, toks)
+		seen = make([]bool, len(terms))
+		for i, x := range tf {
+			seen[i] = x > 0
+		}
+	}
+	s := 0.0
+	for i, t := range terms {
+		if seen[i] {
+			s += t.idf
+		}
+	}
+	return s
+}
+
+// feedbackTerms are the fb.Terms index terms that best tell the leading
+// notes apart from the vault (frequency in their text, relative to its
+// length, times idf), other than the question's own, each weighted
+// fb.Weight times its strength relative to the strongest.
+func (ix *Index) feedbackTerms(ctx context.Context, terms []askTerm, lead []*askNote, fb textindex.Feedback, n int64) ([]askTerm, error) {
+	have := map[string]bool{}
+	for _, t := range terms {
+		for _, alt := range t.alts {
+			have[strings.Join(alt, " ")] = true
+		}
+	}
+	weight := map[string]float64{}
+	for _, note := range lead {
+		counts := map[string]float64{}
+		total := 0.0
+		for _, sp := range note.passages {
+			for _, tok := range sp.toks {
+				if len(tok) > 2 && !have[tok] {
+					counts[tok]++
+				}
+				total++
+			}
+		}
+		for tok, c := range counts {
+			weight[tok] += c / max(total, 1)
+		}
+	}
+	type cand struct {
+		tok string
+		w   float64
+	}
+	cands := make([]cand, 0, len(weight))
+	for tok, w := range weight {
+		cands = append(cands, cand{tok, w})
+	}
+	// The most frequent words first, then by idf: look up only those.
+	slices.SortFunc(cands, func(a, b cand) int {
+		if a.w != b.w {
+			if a.w > b.w {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.tok, b.tok)
+	})
+	cands = cands[:min(len(cands), 8*fb.Terms)]
+	for i := range cands {
+		df, err := ix.docFreq(ctx, cands[i].tok)
+		if err != nil {
+			return nil, err
+		}
+		if df <= 1 || 2*df > n { // in no other note, or too common to tell anything
+			cands[i].w = 0
+			continue
+		}
+		cands[i].w *= math.Log((float64(n) - float64(df) + 0.5) / (float64(df) + 0.5))
+	}
+	slices.SortFunc(cands, func(a, b cand) int {
+		if a.w != b.w {
+			if a.w > b.w {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.tok, b.tok)
+	})
+	var out []askTerm
+	for _, c := range cands[:min(fb.Terms, len(cands))] {
+		if c.w <= 0 {
+			break
+		}
+		df, err := ix.docFreq(ctx, c.tok)
+		if err != nil {
+			return nil, err
+		}
+		idf := math.Log((float64(n) - float64(df) + 0.5) / (float64(df) + 0.5))
+		out = append(out, askTerm{pos: -1, alts: [][]string{{c.tok}}, idf: max(idf, 1e-6), weight: fb.Weight * c.w / cands[0].w})
+	}
+	return out, nil
+}
