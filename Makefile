@@ -15,14 +15,15 @@ RIE_VERSION       ?= v0.0.0-20261030222936-bef5c4ba774d
 GOBIN_DIR         := $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
 export PATH       := $(GOBIN_DIR):$(PATH)
 
-.PHONY: build test tools unit race smoke vet bench bench-big bench-sync fuzz run clean
+.PHONY: build test tools unit race smoke quickstart vet bench bench-big bench-sync fuzz run clean docs release sam-build sam-api sam-index s3-local
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sheaf
 
 # vet + gofmt, every Go test (conformance over stdio and HTTP included), then
-# the TypeScript SDK smoke test against the built binary.
-test: tools vet unit race smoke
+# the TypeScript SDK smoke test against the built binary and the README's
+# local quick start as a newcomer runs it (a fresh HOME).
+test: tools vet unit race smoke quickstart
 
 # What the tests start: versitygw, the Lambda emulator (Go), the TypeScript
 # MCP SDK and the USE-lite embedder (npm, versions pinned in package.json).
@@ -49,6 +50,39 @@ race:
 smoke: build
 	@test -d infra/smoke/node_modules || npm --prefix infra/smoke install --no-audit --no-fund --loglevel=error
 	SHEAF_BIN=$(CURDIR)/$(BIN) infra/smoke/run.sh
+
+# The README's "everything on your laptop" commands, as written, in a fresh HOME.
+quickstart: build
+	SHEAF_BIN=$(CURDIR)/$(BIN) infra/quickstart/local.sh
+
+# docs/tools.md (from tools/list) and docs/configuration.md (from the
+# flags); TestDocs fails when the committed files drift from the code.
+docs:
+	$(GO) run ./cmd/sheaf docs docs
+
+# Every release artifact in dist/ (docs/releasing.md): static binaries for
+# linux, darwin and windows on amd64 and arm64, the two Lambda zips,
+# server.json, SHA256SUMS. VERSION=v0.2.0 names a release.
+release:
+	VERSION=$(VERSION) GO=$(GO) infra/release/release.sh
+
+# sam local on this machine (Docker and the SAM CLI needed): build for the
+# host's architecture, then invoke the indexer once and serve the MCP
+# function, pointed by infra/sam/env.json at a local S3 (make s3-local) and
+# Meilisearch.
+HOST_LAMBDA_ARCH := $(if $(filter arm64 aarch64,$(shell uname -m)),arm64,x86_64)
+SAM_PARAMS ?= Architecture=$(HOST_LAMBDA_ARCH) VaultBucketName=sheaf-vault MeiliUrl=http://host.docker.internal:7700 Token=dev-token-change-me-0123456789
+sam-build:
+	LAMBDA_ARCH=$(HOST_LAMBDA_ARCH) sam build --parameter-overrides $(SAM_PARAMS)
+sam-index:
+	sam local invoke IndexerFunction --event infra/sam/reconcile.json --env-vars infra/sam/env.json --parameter-overrides $(SAM_PARAMS)
+sam-api:
+	sam local start-api --env-vars infra/sam/env.json --parameter-overrides $(SAM_PARAMS)
+
+# A local S3-compatible server (versitygw, from make tools) on S3_ADDR.
+S3_ADDR ?= 127.0.0.1:7070
+s3-local: tools
+	S3_ADDR=$(S3_ADDR) S3_WEBHOOK=$(S3_WEBHOOK) infra/s3local.sh
 
 # Benchmarks: parser, store, text index, catalog, and the end-to-end numbers
 # (cold index, restart, search latency through an MCP client, RSS) on a
@@ -127,6 +161,6 @@ run:
 	$(GO) run ./cmd/sheaf serve --vault $(VAULT) --http $(ADDR)
 
 clean:
-	rm -rf bin bench.txt bench-big.txt bench-sync.txt
+	rm -rf bin dist bench.txt bench-big.txt bench-sync.txt
 
 include build.mk

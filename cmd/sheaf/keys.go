@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -12,8 +13,8 @@ import (
 
 	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/config/local"
 	"github.com/sheaf-dev/sheaf/shared/store"
-	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/store/s3"
 )
 
@@ -27,8 +28,11 @@ allowlist (globs, the last match winning, e.g. --folder 'Projects/**'
 --folder '!Projects/secret/**'), propose-only (its writes become proposals),
 a tool profile (core or full) and an optional expiry.
 
-Keys live in the vault's .sheaf/keys.json (the folder, or the bucket of an
-s3:// vault) unless --keys names another file. Only hashes are stored: a
+Keys of a folder vault live in keys.json (mode 0600) in a folder named
+after the vault in the user config folder (e.g. ~/.config/sheaf/notes-1a2b3c4d;
+an existing <vault>/.sheaf/keys.json is used as it is), keys of an s3://
+vault in the bucket's .sheaf/keys.json, unless --keys names another
+file. Only hashes are stored: a
 new key is printed once, on standard output. A running server picks up
 changes within seconds.`,
 	}
@@ -63,8 +67,11 @@ func keySource(ctx context.Context, cfg *config.Config) (auth.KeySource, error) 
 				return nil, err
 			}
 		default:
-			var err error
-			if st, err = fs.Open(cfg.Vault); err != nil {
+			root, err := filepath.Abs(cfg.Vault)
+			if err != nil {
+				return nil, err
+			}
+			if st, _, err = local.OpenStore(root, cfg.State); err != nil {
 				return nil, err
 			}
 		}

@@ -38,6 +38,13 @@ function beside it.`,
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
 		log := logger(cfg.LogLevel)
+		if cfg.HTTP != "" {
+			addr, err := httpAddr(cfg.HTTP)
+			if err != nil {
+				return err
+			}
+			cfg.HTTP = addr
+		}
 		v, closeVault, err := openVault(ctx, cfg, log)
 		if err != nil {
 			return err
@@ -55,7 +62,7 @@ function beside it.`,
 		if cfg.HTTP == "" {
 			return mcphttp.ServeStdio(ctx, srv, os.Stdin, os.Stdout)
 		}
-		ln, err := net.Listen("tcp", cfg.HTTP)
+		ln, err := listen(cfg.HTTP)
 		if err != nil {
 			return err
 		}

@@ -43,7 +43,11 @@ func (c *Config) KeySource(ctx context.Context, vaultStore store.Store) (src aut
 		if IsCloud(c.Vault) {
 			every = cloudKeysEvery
 		}
-		return auth.StoreKeys{Store: vaultStore, Name: auth.KeysPath + " in the vault"}, false, every, nil
+		name := auth.KeysPath + " in the vault"
+		if w, ok := vaultStore.(interface{ Where(string) string }); ok && w.Where(auth.KeysPath) != "" {
+			name = w.Where(auth.KeysPath) // a folder vault's keys, kept outside it
+		}
+		return auth.StoreKeys{Store: vaultStore, Name: name}, false, every, nil
 	case ssmkeys.IsURL(c.Keys):
 		u, err := ssmkeys.ParseURL(c.Keys)
 		if err != nil {
@@ -60,7 +64,7 @@ func (c *Config) KeySource(ctx context.Context, vaultStore store.Store) (src aut
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, false, 0, fmt.Errorf("--keys %s: %w", c.Keys, err)
 	}
-	st, err := fs.Open(dir)
+	st, err := fs.OpenWith(dir, fs.Options{Private: true, LockFile: abs + ".lock"})
 	if err != nil {
 		return nil, false, 0, fmt.Errorf("--keys %s: %w", c.Keys, err)
 	}

@@ -11,12 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 
@@ -31,7 +29,7 @@ import (
 // ends or in closes.
 func ServeStdio(ctx context.Context, srv *server.MCPServer, in io.Reader, out io.Writer) error {
 	s := server.NewStdioServer(srv)
-	s.SetErrorLogger(log.New(os.Stderr, "sheaf: ", log.LstdFlags))
+	s.SetErrorLogger(slog.NewLogLogger(slog.Default().Handler(), slog.LevelError)) // the process's one logger
 	return s.Listen(ctx, in, &lineLifter{w: out})
 }
 
@@ -102,7 +100,7 @@ func HTTPHandler(srv *server.MCPServer, o HTTPOptions) http.Handler {
 			mux.Handle(p, meta)
 		}
 	}
-	return mux
+	return cors(o.AllowedOrigins, mux)
 }
 
 // authenticate establishes the caller before any MCP processing: the same
