@@ -15,14 +15,15 @@ RIE_VERSION       ?= v0.0.0-20261030222936-bef5c4ba774d
 GOBIN_DIR         := $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
 export PATH       := $(GOBIN_DIR):$(PATH)
 
-.PHONY: build test tools unit race smoke vet bench bench-big fuzz run clean
+.PHONY: build test tools unit race smoke quickstart vet bench bench-big bench-sync fuzz run clean docs release sam-build sam-api sam-index s3-local
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sheaf
 
 # vet + gofmt, every Go test (conformance over stdio and HTTP included), then
-# the TypeScript SDK smoke test against the built binary.
-test: tools vet unit race smoke
+# the TypeScript SDK smoke test against the built binary and the README's
+# local quick start as a newcomer runs it (a fresh HOME).
+test: tools vet unit race smoke quickstart
 
 # What the tests start: versitygw, the Lambda emulator (Go), the TypeScript
 # MCP SDK and the USE-lite embedder (npm, versions pinned in package.json).
@@ -47,11 +48,44 @@ unit:
 
 # The race detector over the concurrent parts (indexer, catalog, stores, tools).
 race:
-	$(GO) test -json -race -short -count=1 -timeout 15m ./indexer/ ./shared/vault/ ./shared/store/... ./shared/core/ ./shared/tools/ ./shared/textindex/... ./shared/vectors/... ./shared/embed/ ./shared/auth/... ./shared/llm/... ./functions/internal/... | $(GO) run ./infra/testsummary -allow .ci/skips
+	$(GO) test -json -race -short -count=1 -timeout 15m ./indexer/ ./shared/vault/ ./shared/store/... ./shared/core/ ./shared/tools/ ./shared/textindex/... ./shared/vectors/... ./shared/embed/ ./shared/auth/... ./shared/llm/... ./shared/vaultsync/ ./functions/internal/... | $(GO) run ./infra/testsummary -allow .ci/skips
 
 smoke: build
 	@test -d infra/smoke/node_modules || npm --prefix infra/smoke install --no-audit --no-fund --loglevel=error
 	SHEAF_BIN=$(CURDIR)/$(BIN) infra/smoke/run.sh
+
+# The README's "everything on your laptop" commands, as written, in a fresh HOME.
+quickstart: build
+	SHEAF_BIN=$(CURDIR)/$(BIN) infra/quickstart/local.sh
+
+# docs/tools.md (from tools/list) and docs/configuration.md (from the
+# flags); TestDocs fails when the committed files drift from the code.
+docs:
+	$(GO) run ./cmd/sheaf docs docs
+
+# Every release artifact in dist/ (docs/releasing.md): static binaries for
+# linux, darwin and windows on amd64 and arm64, the two Lambda zips,
+# server.json, SHA256SUMS. VERSION=v0.2.0 names a release.
+release:
+	VERSION=$(VERSION) GO=$(GO) infra/release/release.sh
+
+# sam local on this machine (Docker and the SAM CLI needed): build for the
+# host's architecture, then invoke the indexer once and serve the MCP
+# function, pointed by infra/sam/env.json at a local S3 (make s3-local) and
+# Meilisearch.
+HOST_LAMBDA_ARCH := $(if $(filter arm64 aarch64,$(shell uname -m)),arm64,x86_64)
+SAM_PARAMS ?= Architecture=$(HOST_LAMBDA_ARCH) VaultBucketName=sheaf-vault MeiliUrl=http://host.docker.internal:7700 Token=dev-token-change-me-0123456789
+sam-build:
+	LAMBDA_ARCH=$(HOST_LAMBDA_ARCH) sam build --parameter-overrides $(SAM_PARAMS)
+sam-index:
+	sam local invoke IndexerFunction --event infra/sam/reconcile.json --env-vars infra/sam/env.json --parameter-overrides $(SAM_PARAMS)
+sam-api:
+	sam local start-api --env-vars infra/sam/env.json --parameter-overrides $(SAM_PARAMS)
+
+# A local S3-compatible server (versitygw, from make tools) on S3_ADDR.
+S3_ADDR ?= 127.0.0.1:7070
+s3-local: tools
+	S3_ADDR=$(S3_ADDR) S3_WEBHOOK=$(S3_WEBHOOK) infra/s3local.sh
 
 # Benchmarks: parser, store, text index, catalog, and the end-to-end numbers
 # (cold index, restart, search latency through an MCP client, RSS) on a
@@ -75,6 +109,15 @@ bench-big: build
 	SHEAF_BENCH_VAULT=$(BIG_VAULT) SHEAF_BENCH_STATE=$(BIG_VAULT)-state $(GO) test -run '^$$' -bench LambdaColdStart -benchtime 1x -timeout 30m ./functions/mcp/ 2>&1 | tee -a bench-big.txt
 	SHEAF_BENCH_LAMBDA_MEMORY=1024 SHEAF_BENCH_LAMBDA_CPU=0.58 SHEAF_BENCH_VAULT=$(BIG_VAULT) SHEAF_BENCH_STATE=$(BIG_VAULT)-state $(GO) test -run '^$$' -bench LambdaColdStart -benchtime 1x -timeout 30m ./functions/mcp/ 2>&1 | tee -a bench-big.txt
 	SHEAF_BENCH_LAMBDA_MEMORY=2048 SHEAF_BENCH_LAMBDA_CPU=1.16 SHEAF_BENCH_VAULT=$(BIG_VAULT) SHEAF_BENCH_STATE=$(BIG_VAULT)-state $(GO) test -run '^$$' -bench LambdaColdStart -benchtime 1x -timeout 30m ./functions/mcp/ 2>&1 | tee -a bench-big.txt
+
+# sheaf sync --wait of a generated 10k-note vault to versitygw, indexed as
+# its events arrive by `sheaf reconcile --webhook` (one event a request),
+# then by the indexer function under the Lambda emulator (SQS batches of
+# 100, as deployed): files/s, bytes sent, time to searchable, and what a
+# second sync sends (0).
+bench-sync:
+	SHEAF_BENCH_SYNC_NOTES=10000 $(GO) test -run '^$$' -bench SyncCloud -benchtime 1x -timeout 60m ./cmd/sheaf/ 2>&1 | tee bench-sync.txt
+	SHEAF_BENCH_SYNC_NOTES=10000 $(GO) test -run '^$$' -bench SyncToLambdaIndexer -benchtime 1x -timeout 60m ./functions/ 2>&1 | tee -a bench-sync.txt
 
 # Short fuzzing of every parser and path check.
 fuzz:
@@ -111,6 +154,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzConvertHTML -fuzztime 20000x -parallel 1 ./shared/ingest/
 	$(GO) test -run '^$$' -fuzz FuzzParseURL -fuzztime 10s ./shared/auth/ssmkeys/
 	$(GO) test -run '^$$' -fuzz FuzzCursorOpen -fuzztime 10s ./shared/auth/
+	$(GO) test -run '^$$' -fuzz FuzzRegister -fuzztime 30s ./shared/auth/oauthserver/
+	$(GO) test -run '^$$' -fuzz FuzzToken -fuzztime 30s ./shared/auth/oauthserver/
 	$(GO) test -run '^$$' -fuzz FuzzMerge -fuzztime 60s ./shared/history/merge/
 	$(GO) test -run '^$$' -fuzz FuzzDiff -fuzztime 20s ./shared/history/diff/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRecord -fuzztime 15s ./shared/history/folder/
@@ -119,6 +164,6 @@ run:
 	$(GO) run ./cmd/sheaf serve --vault $(VAULT) --http $(ADDR)
 
 clean:
-	rm -rf bin bench.txt bench-big.txt
+	rm -rf bin dist bench.txt bench-big.txt bench-sync.txt
 
 include build.mk

@@ -37,6 +37,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/net v0.55.0
 	golang.org/x/sys v0.49.0
+	golang.org/x/term v0.44.0
 	golang.org/x/text v0.44.0
 	golang.org/x/time v0.15.0
 	google.golang.org/grpc v1.78.0
@@ -79,7 +80,6 @@ require (
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.25.0 // indirect
-	golang.org/x/term v0.44.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260209200024-4cfbd4190f57 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	modernc.org/libc v1.80.1 // indirect

@@ -37,12 +37,15 @@ func TestComposeFile(t *testing.T) {
 			Healthcheck map[string]any    `yaml:"healthcheck"`
 			Environment map[string]string `yaml:"environment"`
 			Volumes     []string          `yaml:"volumes"`
+			Restart     string            `yaml:"restart"`
+			Profiles    []string          `yaml:"profiles"`
+			Command     []string          `yaml:"command"`
 		} `yaml:"services"`
 	}
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"localstack", "meilisearch", "qdrant", "embedder"} {
+	for _, want := range []string{"s3", "upload", "indexer", "mcp", "localstack", "meilisearch", "qdrant", "embedder"} {
 		if _, ok := doc.Services[want]; !ok {
 			t.Errorf("service %s missing", want)
 		}
@@ -54,7 +57,7 @@ func TestComposeFile(t *testing.T) {
 				t.Errorf("%s: image %q is not pinned", name, s.Image)
 			}
 		}
-		if s.Healthcheck["test"] == nil {
+		if s.Healthcheck["test"] == nil && s.Restart != "no" { // a one-shot job has none
 			t.Errorf("%s: no healthcheck", name)
 		}
 		for _, p := range s.Ports {
@@ -66,7 +69,28 @@ func TestComposeFile(t *testing.T) {
 	if !slices.Contains(doc.Services["qdrant"].Ports, "127.0.0.1:6334:6334") {
 		t.Errorf("qdrant's gRPC port 6334 is not published")
 	}
+	// Your own vault, read-only, uploaded into the local S3; the indexer
+	// follows the S3 server's events with the token the server sends.
+	if !slices.Contains(doc.Services["upload"].Volumes, "${SHEAF_VAULT_DIR:-./sample-vault}:/vault:ro") {
+		t.Errorf("upload: the vault is not mounted from SHEAF_VAULT_DIR: %v", doc.Services["upload"].Volumes)
+	}
+	if !slices.Contains(doc.Services["mcp"].Ports, "127.0.0.1:8787:8787") {
+		t.Errorf("mcp: port 8787 is not published on 127.0.0.1")
+	}
+	token := "${SHEAF_WEBHOOK_TOKEN:-dev-webhook-token-change-me-0123}"
+	if !slices.Contains(doc.Services["s3"].Command, "http://sheaf:"+token+"@indexer:8790/") ||
+		!slices.Contains(doc.Services["indexer"].Command, token) {
+		t.Errorf("the S3 server's webhook and the indexer's token differ: %v / %v", doc.Services["s3"].Command, doc.Services["indexer"].Command)
+	}
+	for _, svc := range []string{"indexer", "mcp"} {
+		if v := doc.Services[svc].Environment["SHEAF_VAULT"]; !strings.HasPrefix(v, "s3://sheaf-vault/vault?endpoint=http://s3:7070") {
+			t.Errorf("%s: SHEAF_VAULT %q is not the local S3", svc, v)
+		}
+	}
 	ls := doc.Services["localstack"]
+	if !slices.Contains(ls.Profiles, "lambda") {
+		t.Errorf("localstack: not in the lambda profile: %v", ls.Profiles)
+	}
 	if _, ok := ls.Environment["LOCALSTACK_AUTH_TOKEN"]; !ok {
 		t.Errorf("localstack: LOCALSTACK_AUTH_TOKEN is not passed through")
 	}

@@ -42,6 +42,12 @@ func loadTemplate(t *testing.T) (*cloudformation.Template, map[string]any) {
 			return fmt.Sprint("getatt:", in)
 		},
 		"Fn::Sub": func(_ string, in, _ any) any { return fmt.Sprint("sub:", in) },
+		"Fn::If": func(_ string, in, _ any) any {
+			if parts, ok := in.([]any); ok && len(parts) == 3 {
+				return fmt.Sprintf("if:%v?%v:%v", parts[0], parts[1], parts[2])
+			}
+			return fmt.Sprint("if:", in)
+		},
 	}}
 	js, err := intrinsics.ProcessYAML(data, opts)
 	if err != nil {
@@ -188,8 +194,9 @@ func TestTemplateFunctions(t *testing.T) {
 	mcp := fns["McpFunction"]
 	authEnv := map[string]string{
 		"SHEAF_TOKEN": "ref:Token", "SHEAF_KEYS": "ref:Keys", "SHEAF_OAUTH_ISSUER": "ref:OAuthIssuer",
-		"SHEAF_OAUTH_AUDIENCE": "ref:OAuthAudience", "SHEAF_OAUTH_JWKS_URL": "ref:OAuthJWKSUrl",
-		"SHEAF_OAUTH_SCOPE_PREFIX": "ref:OAuthScopePrefix",
+		"SHEAF_OAUTH_AUDIENCE":     "if:AudienceFromApi?sub:ssm:/sheaf/${AWS::StackName}/mcp-url:ref:OAuthAudience",
+		"SHEAF_OAUTH_JWKS_URL":     "ref:OAuthJWKSUrl",
+		"SHEAF_OAUTH_SCOPE_PREFIX": "ref:OAuthScopePrefix", "SHEAF_OAUTH_BUILTIN": "ref:OAuthBuiltin",
 	}
 	for k, v := range authEnv {
 		if got := mcp.Environment.Variables[k]; got != v {
@@ -226,8 +233,26 @@ func TestTemplateFunctions(t *testing.T) {
 			t.Errorf("McpFunction event %s: payload format %q", evName, v)
 		}
 	}
-	if routes["/mcp"] != "ANY" || routes["/healthz"] != "GET" {
+	if routes["/mcp"] != "ANY" || routes["/healthz"] != "GET" || routes["/.well-known/{proxy+}"] != "GET" || routes["/oauth/{proxy+}"] != "ANY" {
 		t.Errorf("McpFunction routes %v", routes)
+	}
+	for env, param := range map[string]string{"SHEAF_OAUTH_TOKEN_AUDIENCES": "OAuthTokenAudiences", "SHEAF_OAUTH_CLIENT_IDS": "OAuthClientIds"} {
+		got := fmt.Sprint(dig(written, "Resources", "McpFunction", "Properties", "Environment", "Variables", env))
+		if got != "map[Fn::Join:[, map[Ref:"+param+"]]]" || tmpl.Parameters[param].Type != "CommaDelimitedList" {
+			t.Errorf("McpFunction: %s = %s (parameter %+v)", env, got, tmpl.Parameters[param])
+		}
+	}
+	// The built-in authorization server: off by default; on, with no
+	// audience given, the API's URL through an SSM parameter the
+	// function's policy may read (/sheaf/*).
+	if p := tmpl.Parameters["OAuthBuiltin"]; p.Default != "false" || !slices.Equal(anyStrings(p.AllowedValues), []string{"true", "false"}) {
+		t.Errorf("OAuthBuiltin parameter: %+v", p)
+	}
+	param, _ := dig(written, "Resources", "McpUrlParameter").(map[string]any)
+	if param["Condition"] != "AudienceFromApi" || dig(param, "Properties", "Type") != "String" ||
+		fmt.Sprint(dig(param, "Properties", "Name")) != "map[Fn::Sub:/sheaf/${AWS::StackName}/mcp-url]" ||
+		!strings.Contains(fmt.Sprint(dig(param, "Properties", "Value")), "${ServerlessHttpApi}.execute-api.${AWS::Region}.${AWS::URLSuffix}/mcp") {
+		t.Errorf("McpUrlParameter: %v", param)
 	}
 
 	ix := fns["IndexerFunction"]

@@ -3,6 +3,7 @@ package indexer
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -322,7 +323,7 @@ func (ix *Indexer) keyPath(key string) (string, bool) {
 		return "", false
 	}
 	clean, err := store.CleanPath(p)
-	if err != nil || vault.IsHidden(clean) {
+	if err != nil || vault.Ignored(clean) {
 		return "", false
 	}
 	return clean, true
@@ -396,7 +397,20 @@ func (ix *Indexer) Webhook() http.Handler {
 // bearerOK checks an Authorization header against token in constant time.
 func bearerOK(header, token string) bool {
 	scheme, cred, ok := strings.Cut(header, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
+	switch {
+	case !ok:
+		return false
+	case strings.EqualFold(scheme, "Basic"):
+		// The token as a Basic password: what an S3 server sends for a
+		// webhook URL with userinfo (http://sheaf:TOKEN@indexer:8790/) when
+		// it cannot add headers.
+		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred))
+		if err != nil {
+			return false
+		}
+		_, pass, _ := strings.Cut(string(raw), ":")
+		return subtle.ConstantTimeCompare([]byte(pass), []byte(token)) == 1
+	case !strings.EqualFold(scheme, "Bearer"):
 		return false
 	}
 	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(cred)), []byte(token)) == 1

@@ -544,6 +544,19 @@ func TestWebhook(t *testing.T) {
 	if code, _ := post(put, "wrong"); code != http.StatusUnauthorized {
 		t.Errorf("wrong token: %d", code)
 	}
+	// The token as a Basic password, as a webhook URL's userinfo sends it.
+	for pass, want := range map[string]int{"wrong": http.StatusUnauthorized, "s3cret": http.StatusOK} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(string(fixtureBytes(t, "vgw-test-event.json"))))
+		req.SetBasicAuth("sheaf", pass)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Basic password %q: %d, want %d", pass, resp.StatusCode, want)
+		}
+	}
 	if resp, err := http.Get(srv.URL); err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("GET: %v %v", resp, err)
 	}

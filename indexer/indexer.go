@@ -272,7 +272,7 @@ func (ix *Indexer) syncLocked(ctx context.Context, progress func(done, total int
 	err = ix.Store.List(ctx, "", func(o store.Object) error {
 		if vault.IsNotePath(o.Path) {
 			notes = append(notes, o)
-		} else if !vault.IsHidden(o.Path) {
+		} else if !vault.Ignored(o.Path) {
 			atts = append(atts, o)
 		}
 		return nil
@@ -660,7 +660,7 @@ func (ix *Indexer) Apply(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	if vault.IsHidden(clean) {
+	if vault.Ignored(clean) {
 		return nil
 	}
 	return ix.applyMany(ctx, []string{clean})[0]

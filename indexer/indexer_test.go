@@ -233,3 +233,36 @@ func TestStoreSnapshotsConditional(t *testing.T) {
 		t.Errorf("stale writer: %v, want a conflict", err)
 	}
 }
+
+// The working files of sync tools (Remotely Save's metadata, rclone's
+// partial uploads, Syncthing's temporary and hidden files) are no part of
+// the vault: neither a reconcile nor an event indexes them.
+func TestSyncToolFilesIgnored(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, map[string]string{
+		"a.md":                                   "alpha",
+		"img/p.png":                              "png",
+		"_remotely-save-metadata-on-remote.json": `{"_readme":"Do NOT edit"}`,
+		"_remotely-save-metadata-on-remote.bin":  "obfuscated",
+		"b.md.Xk39aa2b.partial":                  "half a note",
+		"~syncthing~c.md.tmp":                    "being written",
+		".stfolder/marker":                       "",
+		".stversions/a~20260101-101010.md":       "alpha old",
+		"RCLONE_TEST":                            "bisync check",
+	})
+	st, err := f.ix.Sync(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Notes != 1 || st.Attachments != 1 {
+		t.Errorf("reconcile saw %d notes, %d attachments; want the one note and the one image", st.Notes, st.Attachments)
+	}
+	for _, p := range []string{"_remotely-save-metadata-on-remote.json", "b.md.Xk39aa2b.partial", "~syncthing~c.md.tmp"} {
+		if err := f.ix.Apply(ctx, p); err != nil {
+			t.Errorf("Apply(%s): %v", p, err)
+		}
+		if _, ok := f.ix.Catalog.Attachment(p); ok {
+			t.Errorf("%s indexed", p)
+		}
+	}
+}

@@ -45,7 +45,7 @@ func (ix *Indexer) Refresh(ctx context.Context, folders []string, listed []store
 	seen := make(map[string]bool, len(listed))
 	var todo []string
 	for _, o := range listed {
-		if vault.IsHidden(o.Path) || !in(o.Path) || seen[o.Path] {
+		if vault.Ignored(o.Path) || !in(o.Path) || seen[o.Path] {
 			continue
 		}
 		seen[o.Path] = true

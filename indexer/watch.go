@@ -128,14 +128,14 @@ func (w *watcher) addTree(dir string) {
 }
 
 // rel maps an event's name to a clean, visible vault path; ok is false for
-// the root, paths outside it and hidden ones.
+// the root, paths outside it and ignored ones (vault.Ignored).
 func (w *watcher) rel(name string) (string, bool) {
 	r, err := filepath.Rel(w.root, name)
 	if err != nil || r == "." || strings.HasPrefix(r, "..") {
 		return "", false
 	}
 	r = norm.NFC.String(filepath.ToSlash(r))
-	if vault.IsHidden(r) {
+	if vault.Ignored(r) {
 		return "", false
 	}
 	return r, true
@@ -394,7 +394,7 @@ func (w *watcher) flush(ctx context.Context) bool {
 	var todo []string
 	for _, p := range paths {
 		clean, err := store.CleanPath(p)
-		if err != nil || vault.IsHidden(clean) || under(clean, folders) {
+		if err != nil || vault.Ignored(clean) || under(clean, folders) {
 			continue
 		}
 		todo = append(todo, clean)

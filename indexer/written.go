@@ -29,7 +29,7 @@ func (ix *Indexer) Reindex(ctx context.Context, paths ...string) error {
 	seen := map[string]bool{}
 	for _, p := range paths {
 		c, err := store.CleanPath(p)
-		if err != nil || vault.IsHidden(c) || seen[c] {
+		if err != nil || vault.Ignored(c) || seen[c] {
 			continue
 		}
 		seen[c] = true

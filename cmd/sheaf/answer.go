@@ -14,11 +14,11 @@ import (
 
 func answerCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "answer [VAULT] QUESTION...",
+		Use:   "answer --vault DIR QUESTION...",
 		Short: "Answer a question from the vault's notes, with citations (needs an LLM provider)",
 		Long: "Retrieves the pages most relevant to QUESTION, asks the chat model to answer from them only,\n" +
 			"and prints the answer with its validated citations and verbatim quotes. The vault is --vault\n" +
-			"(or SHEAF_VAULT); without it the first argument is the vault. The model is --llm-base-url and\n" +
+			"(or SHEAF_VAULT). The model is --llm-base-url and\n" +
 			"--llm-model (SHEAF_LLM_*), any OpenAI-compatible chat endpoint.",
 		Args: cobra.MinimumNArgs(1),
 	}
@@ -32,7 +32,7 @@ func answerCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&in.UseGraph, "use-graph", false, "graph prior and 1-hop neighbours of the top page")
 	cmd.Flags().BoolVar(&in.CheckFaithfulness, "check-faithfulness", false, "judge the answer's claims against the passages")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		args, err := vaultFromArgs(cfg, args)
+		args, err := vaultFromArgs(cmd, cfg, args)
 		if err != nil {
 			return err
 		}
@@ -100,13 +100,12 @@ func plain(s string) string {
 
 // vaultFromArgs takes the vault from the first argument when neither
 // --vault nor SHEAF_VAULT names it, and returns the other arguments.
-func vaultFromArgs(cfg *config.Config, args []string) ([]string, error) {
+func vaultFromArgs(cmd *cobra.Command, cfg *config.Config, args []string) ([]string, error) {
 	if cfg.Vault != "" {
 		return args, nil
 	}
 	if len(args) < 2 {
-		return nil, fmt.Errorf("pass the vault folder (first argument or --vault) and the question")
+		return nil, fmt.Errorf("no vault: pass --vault DIR (or set SHEAF_VAULT) and the question")
 	}
-	cfg.Vault = args[0]
-	return args[1:], nil
+	return vaultFirst(cmd, cfg, args), nil
 }

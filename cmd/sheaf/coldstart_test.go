@@ -161,12 +161,14 @@ func TestColdStartAnswersAreTrue(t *testing.T) {
 	})
 }
 
-// TestShortSessionsConverge runs ten 200 ms client sessions in a row on a
+// TestShortSessionsConverge runs 200 ms client sessions in a row on a
 // vault with no state, each killed by the client's close: together they
-// leave a complete index, as `sheaf index` then finds nothing to do.
+// leave a complete index, as `sheaf index` then finds nothing to do. How
+// many sessions that takes depends on the machine (ten on an idle one), so
+// the test runs sessions until one finds the index ready, at most 60.
 func TestShortSessionsConverge(t *testing.T) {
 	dir, notes := coldVault(t, 1500)
-	for i := range 10 {
+	for i := range 60 {
 		start := time.Now()
 		s := stdioSession(t, dir, "--index-wait", "0", "--no-watch")
 		var info struct {
@@ -184,6 +186,9 @@ func TestShortSessionsConverge(t *testing.T) {
 		}
 		t.Logf("session %d: %s, %d of %d notes of its pass, closed after %v", i, info.Liveness.Indexing,
 			info.Liveness.IndexedNotes, info.Liveness.NotesToIndex, time.Since(start).Round(time.Millisecond))
+		if info.Liveness.Indexing == "ready" {
+			break
+		}
 	}
 	out, err := exec.Command(bin, "index", "--vault", dir, "--quiet").CombinedOutput()
 	if err != nil {

@@ -10,18 +10,18 @@ import (
 
 func embedCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "embed [VAULT]",
+		Use:   "embed --vault DIR",
 		Short: "Index the vault, then embed new and changed notes (needs an embeddings provider)",
 		Long: "Brings the index up to date, then embeds every new or changed note (only passages whose\n" +
 			"text changed go to the provider) and prunes deleted ones, as reindex_embeddings does.\n" +
-			"Prints {notes, passages}: how many were (re)embedded. The vault is VAULT or --vault; the\n" +
+			"Prints {notes, passages}: how many were (re)embedded. The vault is --vault (SHEAF_VAULT); the\n" +
 			"provider is --embed-base-url and --embed-model (SHEAF_EMBED_*).",
 		Args: cobra.MaximumNArgs(1),
 	}
 	cfg := withConfig(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 1 {
-			cfg.Vault = args[0]
+			vaultFirst(cmd, cfg, args)
 		}
 		if cfg.EmbedBaseURL == "" {
 			return errors.New("no embeddings provider: set --embed-base-url and --embed-model (SHEAF_EMBED_BASE_URL, SHEAF_EMBED_MODEL)")

@@ -12,7 +12,7 @@ import (
 
 func evalCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "eval [VAULT]",
+		Use:   "eval --vault DIR",
 		Short: "Score retrieval (and, with an LLM, answer faithfulness) against eval/questions.jsonl",
 		Long: "Reads the vault's eval/questions.jsonl ({question, expected_paths, must_contain} per line) and\n" +
 			"prints recall@k, precision@k, MRR and hit rate over the top k retrieved notes, per question\n" +
@@ -21,7 +21,7 @@ func evalCmd() *cobra.Command {
 			"hybrid. --mode scores one lane only (beside the baseline). --explain N shows, for question N,\n" +
 			"each lane's top 10 with the features that placed each note. With --llm-base-url and --llm-model it\n" +
 			"also answers each question (in hybrid, or fulltext without embeddings, or --mode) and\n" +
-			"scores faithfulness. The vault is VAULT or --vault.",
+			"scores faithfulness. The vault is --vault (or SHEAF_VAULT).",
 		Args: cobra.MaximumNArgs(1),
 	}
 	cfg := withConfig(cmd)
@@ -32,7 +32,7 @@ func evalCmd() *cobra.Command {
 	cmd.Flags().IntVar(&in.Explain, "explain", 0, "explain question N (1-based): each lane's top 10 with the features that placed each note")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 1 {
-			cfg.Vault = args[0]
+			vaultFirst(cmd, cfg, args)
 		}
 		if in.K < 1 || in.K > 50 {
 			return fmt.Errorf("--k must be 1-50, got %d", in.K)

@@ -2,12 +2,10 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/sheaf-dev/sheaf/indexer"
@@ -19,30 +17,26 @@ import (
 func indexCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "index --vault DIR",
-		Short: "Build or refresh the vault's index, with a progress bar",
-		Args:  cobra.NoArgs,
+		Short: "Build or refresh the vault's index, reporting progress",
+		Long: `index brings the vault's index up to date and says what it did. Progress is a
+bar on a terminal, a plain line every 2 seconds otherwise (--quiet: none).`,
+		Args: cobra.NoArgs,
 	}
 	cfg := withConfig(cmd)
-	quiet := cmd.Flags().Bool("quiet", false, "no progress bar")
+	quiet := cmd.Flags().Bool("quiet", false, "no progress report")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		l, err := local.Open(cmd.Context(), cfg, logger(cfg.LogLevel))
 		if err != nil {
 			return err
 		}
 		defer l.Close()
-		var bar *progressbar.ProgressBar
-		progress := func(done, total int) {
-			if *quiet {
-				return
-			}
-			if bar == nil {
-				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr),
-					progressbar.OptionSetDescription("indexing"), progressbar.OptionShowCount(),
-					progressbar.OptionSetItsString("notes"), progressbar.OptionShowIts(), progressbar.OptionClearOnFinish())
-			}
-			_ = bar.Set(done)
+		var report func(done, total int)
+		if !*quiet {
+			p := newProgress(cmd.ErrOrStderr())
+			defer p.finish()
+			report = p.update
 		}
-		st, err := l.Indexer.Sync(cmd.Context(), progress)
+		st, err := l.Indexer.Sync(cmd.Context(), report)
 		if err != nil {
 			return err
 		}

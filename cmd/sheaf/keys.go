@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -12,8 +13,8 @@ import (
 
 	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/config/local"
 	"github.com/sheaf-dev/sheaf/shared/store"
-	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/store/s3"
 )
 
@@ -27,8 +28,11 @@ allowlist (globs, the last match winning, e.g. --folder 'Projects/**'
 --folder '!Projects/secret/**'), propose-only (its writes become proposals),
 a tool profile (core or full) and an optional expiry.
 
-Keys live in the vault's .sheaf/keys.json (the folder, or the bucket of an
-s3:// vault) unless --keys names another file. Only hashes are stored: a
+Keys of a folder vault live in keys.json (mode 0600) in a folder named
+after the vault in the user config folder (e.g. ~/.config/sheaf/notes-1a2b3c4d;
+an existing <vault>/.sheaf/keys.json is used as it is), keys of an s3://
+vault in the bucket's .sheaf/keys.json, unless --keys names another
+file. Only hashes are stored: a
 new key is printed once, on standard output. A running server picks up
 changes within seconds.`,
 	}
@@ -63,8 +67,11 @@ func keySource(ctx context.Context, cfg *config.Config) (auth.KeySource, error) 
 				return nil, err
 			}
 		default:
-			var err error
-			if st, err = fs.Open(cfg.Vault); err != nil {
+			root, err := filepath.Abs(cfg.Vault)
+			if err != nil {
+				return nil, err
+			}
+			if st, _, err = local.OpenStore(root, cfg.State); err != nil {
 				return nil, err
 			}
 		}
@@ -105,8 +112,15 @@ func keysAddCmd() *cobra.Command {
 	f.BoolVar(&o.ProposeOnly, "propose-only", false, "the key's writes become proposals for a write-scoped caller to apply")
 	f.StringVar(&o.Profile, "profile", "", "limit the key to a tool profile: core or full (default: the server's)")
 	f.StringVar(&expires, "expires", "", "expiry: a duration (90d, 12h) or a date (2026-12-31, RFC 3339); default never")
+	f.BoolVar(&o.Owner, "owner", false, "the vault owner's key: it approves OAuth clients on the built-in authorization server's consent page (and is no API key)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		o.Name = args[0]
+		if o.Owner {
+			if cmd.Flags().Changed("scopes") || len(o.Folders) > 0 || o.ProposeOnly || o.Profile != "" {
+				return fmt.Errorf("--owner takes no --scopes, --folder, --propose-only or --profile: an owner key approves clients over the whole vault, and chooses what each may do")
+			}
+			scopes = []string{"admin"}
+		}
 		for _, s := range scopes {
 			sc, err := auth.ParseScope(s)
 			if err != nil {
@@ -168,7 +182,11 @@ func keysListCmd() *cobra.Command {
 		fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tSCOPES\tFOLDERS\tPROPOSE-ONLY\tPROFILE\tCREATED\tEXPIRES")
 		now := time.Now()
 		for _, k := range kf.Keys {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\t%s\t%s\n", k.ID, strconv.Quote(k.Name), k.Status(now), scopeList(k.Scopes),
+			scopes := scopeList(k.Scopes)
+			if k.Owner {
+				scopes = "owner"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\t%s\t%s\n", k.ID, strconv.Quote(k.Name), k.Status(now), scopes,
 				or(strings.Join(k.Folders, " "), "(whole vault)"), k.ProposeOnly, or(k.Profile, "-"), k.Created.Format(time.DateOnly), expiry(k))
 		}
 		return tw.Flush()
@@ -219,6 +237,9 @@ func parseExpiry(s string, now time.Time) (time.Time, error) {
 }
 
 func describeKey(k auth.Key) string {
+	if k.Owner {
+		return "the owner key: it approves OAuth clients, expires " + expiry(k)
+	}
 	parts := []string{"scopes " + scopeList(k.Scopes)}
 	if len(k.Folders) > 0 {
 		parts = append(parts, "folders "+strings.Join(k.Folders, " "))

@@ -104,7 +104,7 @@ func TestRestartUsesPersistedIndex(t *testing.T) {
 	if info.NoteCount != 43 || r.Total == 0 {
 		t.Errorf("after restart: noteCount %d, compost hits %d (want the persisted state at once)", info.NoteCount, r.Total)
 	}
-	if _, err := os.Stat(filepath.Join(vault, ".sheaf", "catalog", "manifest.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(stateOf(t, vault), "catalog", "manifest.json")); err != nil {
 		t.Errorf("no persisted catalog: %v", err)
 	}
 }

@@ -24,6 +24,15 @@ var version = "dev"
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	root := rootCmd()
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "sheaf:", err)
+		os.Exit(1)
+	}
+}
+
+// rootCmd is the sheaf command and every subcommand.
+func rootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "sheaf",
 		Short:         "An MCP server for Markdown note vaults",
@@ -39,28 +48,17 @@ func main() {
 	root.AddCommand(embedCmd())
 	root.AddCommand(writeCmd(), mvCmd(), rmCmd(), restoreCmd())
 	root.AddCommand(keysCmd())
-	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "sheaf:", err)
-		os.Exit(1)
-	}
-}
-
-// withConfig registers the shared settings on cmd and returns the config,
-// filled from flags and then SHEAF_* variables before cmd runs.
-func withConfig(cmd *cobra.Command) *config.Config {
-	cfg := &config.Config{}
-	cfg.Flags(cmd.Flags())
-	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
-		return config.Env(cmd.Flags())
-	}
-	return cfg
+	root.AddCommand(stateCmd())
+	root.AddCommand(syncCmd())
+	root.AddCommand(docsCmd(), probeCmd())
+	return root
 }
 
 // indexed opens the vault, brings its index up to date and returns the tool
 // server over it, for the commands that answer one question from the shell.
 // The caller closes the returned vault.
 func indexed(cmd *cobra.Command, cfg *config.Config) (*local.Vault, *core.Core, error) {
-	l, err := local.Open(cmd.Context(), cfg, logger("warn"))
+	l, err := local.Open(cmd.Context(), cfg, logger(cfg.LogLevel))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -83,11 +81,15 @@ func printJSON(v any) error {
 	return enc.Encode(v)
 }
 
-// logger logs to stderr (stdout belongs to the MCP stdio transport).
+// logFormat is the --log-format of the running command, set before it runs.
+var logFormat = "text"
+
+// logger logs to stderr (stdout belongs to the MCP stdio transport) at
+// level, in the command's --log-format; it becomes slog's default.
 func logger(level string) *slog.Logger {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		l = slog.LevelInfo
+	l, err := newLogger(level, logFormat, os.Stderr)
+	if err != nil { // withConfig checked both before the command ran
+		return slog.Default()
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+	return l
 }

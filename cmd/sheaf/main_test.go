@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sheaf-dev/sheaf/shared/config/local"
 	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
 )
@@ -31,13 +33,32 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "building sheaf: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	// The servers the tests start keep their state and keys in the user's
+	// cache and config folders: here, folders of this run. Go's own build
+	// cache stays where it was.
+	if gocache, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
+		os.Setenv("GOCACHE", strings.TrimSpace(string(gocache)))
+	}
+	for _, v := range []string{"XDG_CACHE_HOME", "XDG_CONFIG_HOME"} {
+		os.Setenv(v, filepath.Join(dir, v))
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
 
+// stateOf is where a server started by the tests keeps vault's state.
+func stateOf(t testing.TB, vault string) string {
+	t.Helper()
+	dir, err := local.DefaultState(vault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // sampleVault copies infra/sample-vault to a temporary folder (tests may
-// write to it, and the server writes .sheaf/ into it) and adds the
+// write to it) and adds the
 // oversized attachment the suite expects.
 func sampleVault(t testing.TB) string {
 	t.Helper()

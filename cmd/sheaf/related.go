@@ -11,10 +11,10 @@ import (
 
 func relatedCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "related [VAULT] NOTE",
+		Use:   "related --vault DIR NOTE",
 		Short: "Notes nearest in meaning to NOTE that it is not linked with (needs an embeddings provider)",
 		Long: "Prints the notes semantically nearest to NOTE (a vault-relative path), leaving out the note\n" +
-			"itself and the notes it links to or that link to it. The vault is VAULT or --vault; the\n" +
+			"itself and the notes it links to or that link to it. The vault is --vault (SHEAF_VAULT); the\n" +
 			"embeddings provider is --embed-base-url and --embed-model (SHEAF_EMBED_*). Changed notes\n" +
 			"are embedded first.",
 		Args: cobra.RangeArgs(1, 2),
@@ -24,7 +24,7 @@ func relatedCmd() *cobra.Command {
 	limit := cmd.Flags().Int("limit", 5, "how many notes")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 2 {
-			cfg.Vault, args = args[0], args[1:]
+			args = vaultFirst(cmd, cfg, args)
 		}
 		if *limit < 1 || *limit > 100 {
 			return fmt.Errorf("--limit must be 1-100, got %d", *limit)

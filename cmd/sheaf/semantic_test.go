@@ -62,7 +62,7 @@ func TestEmbedAndRelatedCommands(t *testing.T) {
 	if counts.Notes != 43 || counts.Passages != int(emb.Texts()) {
 		t.Errorf("sheaf embed: %+v, want 43 notes and every passage sent (%d)", counts, emb.Texts())
 	}
-	if _, err := os.Stat(filepath.Join(vault, ".sheaf", "vectors.bin")); err != nil {
+	if _, err := os.Stat(filepath.Join(stateOf(t, vault), "vectors.bin")); err != nil {
 		t.Errorf("vectors not persisted: %v", err)
 	}
 	out, err = run(append([]string{"embed", "--vault", vault}, emb.Flags()...)...)

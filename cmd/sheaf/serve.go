@@ -39,6 +39,13 @@ function beside it.`,
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
 		log := logger(cfg.LogLevel)
+		if cfg.HTTP != "" {
+			addr, err := httpAddr(cfg.HTTP)
+			if err != nil {
+				return err
+			}
+			cfg.HTTP = addr
+		}
 		v, closeVault, err := openVault(ctx, cfg, log)
 		if err != nil {
 			return err
@@ -56,14 +63,25 @@ function beside it.`,
 		if cfg.HTTP == "" {
 			return mcphttp.ServeStdio(ctx, srv, os.Stdin, os.Stdout)
 		}
-		ha, err := httpAuth(ctx, cfg, v)
+		ln, err := listen(cfg.HTTP)
 		if err != nil {
 			return err
 		}
-		defer ha.Close()
-		ln, err := net.Listen("tcp", cfg.HTTP)
+		if cfg.OAuthBuiltin && cfg.OAuthAudience == "" && loopback(cfg.HTTP) {
+			cfg.OAuthAudience = "http://" + ln.Addr().String() + "/mcp" // a local try-out
+		}
+		ha, err := httpAuth(ctx, cfg, v)
 		if err != nil {
+			ln.Close()
 			return err
+		}
+		defer ha.Close()
+		if ha.Builtin != nil {
+			ha.Builtin.SetLog(log)
+			if set, _, err := ha.Auth.Keys.Keys(ctx); err == nil && set.Owners(time.Now()) == 0 {
+				log.Warn("no owner key yet: nobody can approve an OAuth client until one is added (sheaf keys add NAME --owner)")
+			}
+			log.Info("serving the built-in OAuth authorization server", "issuer", ha.Builtin.Issuer())
 		}
 		opts := ha.HTTPOptions(cfg.AllowedOrigins)
 		opts.MaxRequestBytes = requestLimit(cfg)

@@ -19,7 +19,7 @@ import (
 // themselves, so they behave exactly as they do over MCP.
 func writer(cmd *cobra.Command, cfg *config.Config) (*core.Core, store.Store, func(), error) {
 	if config.IsCloud(cfg.Vault) {
-		cl, err := config.OpenCloud(cmd.Context(), cfg, logger("warn"))
+		cl, err := config.OpenCloud(cmd.Context(), cfg, logger(cfg.LogLevel))
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -37,11 +37,11 @@ func writer(cmd *cobra.Command, cfg *config.Config) (*core.Core, store.Store, fu
 	return s, l.Vault.Store, func() { l.Close() }, nil
 }
 
-// vaultArg takes VAULT from the arguments when there is one more than want.
-func vaultArg(cfg *config.Config, args []string, want int) []string {
+// vaultArg takes VAULT from the arguments when there is one more than want
+// (the deprecated form).
+func vaultArg(cmd *cobra.Command, cfg *config.Config, args []string, want int) []string {
 	if len(args) == want+1 {
-		cfg.Vault = args[0]
-		return args[1:]
+		return vaultFirst(cmd, cfg, args)
 	}
 	return args
 }
@@ -62,12 +62,13 @@ func toolError(err error, asJSON bool) error {
 
 func writeCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "write [VAULT] PATH [FILE]",
+		Use:   "write --vault DIR PATH [FILE]",
 		Short: "Create, overwrite or append to a note (content from FILE or stdin), as write_note does",
 		Long: "write puts the content of FILE (or of stdin) into the note PATH, through the write_note tool:\n" +
 			"--mode create (the default) fails if the note exists; overwrite needs --expected-hash (the\n" +
 			"content_hash read_note or an earlier write printed), or --force to take whatever is there now;\n" +
-			"append adds the content at the end, --key making a retried append land once. A note that\n" +
+			"append adds the content at the end (creating the note if it does not exist, unless --key is\n" +
+			"given), --key making a retried append land once. A note that\n" +
 			"changed since --expected-hash is not written (proposal-stale, with its current hash). The\n" +
 			"write is logged in log.md and indexed before the command returns.",
 		Args: cobra.RangeArgs(1, 3),
@@ -80,7 +81,7 @@ func writeCmd() *cobra.Command {
 	asJSON := cmd.Flags().Bool("json", false, "print the write_note tool's JSON result (or error)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 3 || (len(args) == 2 && cfg.Vault == "") {
-			cfg.Vault, args = args[0], args[1:]
+			args = vaultFirst(cmd, cfg, args)
 		}
 		var content []byte
 		var err error
@@ -104,6 +105,15 @@ func writeCmd() *cobra.Command {
 			}
 		}
 		res, err := s.WriteNote(cmd.Context(), in)
+		if err != nil && in.Mode == "append" && in.ExpectedHash == "" && in.IdempotencyKey == "" && core.AsError(err).Kind == "note-not-found" {
+			// Appending to a note that does not exist yet starts it (the
+			// write_note tool itself keeps append to existing notes).
+			create := in
+			create.Mode = "create"
+			if res, err = s.WriteNote(cmd.Context(), create); err != nil && core.AsError(err).Kind == "note-exists" {
+				res, err = s.WriteNote(cmd.Context(), in) // someone created it meanwhile
+			}
+		}
 		if err != nil {
 			return toolError(err, *asJSON)
 		}
@@ -122,7 +132,7 @@ func writeCmd() *cobra.Command {
 
 func mvCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "mv [VAULT] PATH NEW_PATH",
+		Use:   "mv --vault DIR PATH NEW_PATH",
 		Short: "Move or rename a note and rewrite every link to it, as move_note does",
 		Long: "mv moves the note PATH to NEW_PATH through the move_note tool: every link that pointed to it,\n" +
 			"in every note, is rewritten in its own form (file name, path, relative path, .md, %20,\n" +
@@ -135,7 +145,7 @@ func mvCmd() *cobra.Command {
 	expected := cmd.Flags().String("expected-hash", "", "move only if the note still has this content_hash")
 	asJSON := cmd.Flags().Bool("json", false, "print the move_note tool's JSON result (or error)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		args = vaultArg(cfg, args, 2)
+		args = vaultArg(cmd, cfg, args, 2)
 		s, _, closeFn, err := writer(cmd, cfg)
 		if err != nil {
 			return err
@@ -172,7 +182,7 @@ func mvCmd() *cobra.Command {
 
 func rmCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "rm [VAULT] PATH --yes",
+		Use:   "rm --vault DIR PATH --yes",
 		Short: "Delete a note to the vault's trash, as delete_note does (sheaf restore brings it back)",
 		Args:  cobra.RangeArgs(1, 2),
 	}
@@ -181,7 +191,7 @@ func rmCmd() *cobra.Command {
 	expected := cmd.Flags().String("expected-hash", "", "delete only if the note still has this content_hash")
 	asJSON := cmd.Flags().Bool("json", false, "print the delete_note tool's JSON result (or error)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		args = vaultArg(cfg, args, 1)
+		args = vaultArg(cmd, cfg, args, 1)
 		s, _, closeFn, err := writer(cmd, cfg)
 		if err != nil {
 			return err
@@ -197,7 +207,7 @@ func rmCmd() *cobra.Command {
 		if *asJSON {
 			return printJSON(res)
 		}
-		fmt.Printf("deleted %s (kept as %s; `sheaf restore %q` brings it back)\n", plain(res.Path), plain(res.TrashPath), res.TrashPath)
+		fmt.Printf("deleted %s (kept as %s; `sheaf restore --vault %q %q` brings it back)\n", plain(res.Path), plain(res.TrashPath), cfg.Vault, res.TrashPath)
 		if res.Backlinks > 0 {
 			fmt.Printf("%s to it are now unresolved (sheaf health lists them)\n", count(res.Backlinks, "link"))
 		}
@@ -208,13 +218,13 @@ func rmCmd() *cobra.Command {
 
 func restoreCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "restore [VAULT] TRASH_PATH",
+		Use:   "restore --vault DIR TRASH_PATH",
 		Short: "Put a note sheaf rm (or delete_note) deleted back where it was",
 		Args:  cobra.RangeArgs(1, 2),
 	}
 	cfg := withConfig(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		args = vaultArg(cfg, args, 1)
+		args = vaultArg(cmd, cfg, args, 1)
 		s, _, closeFn, err := writer(cmd, cfg)
 		if err != nil {
 			return err

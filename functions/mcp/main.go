@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/sheaf-dev/sheaf/functions/internal/fnenv"
 	"github.com/sheaf-dev/sheaf/functions/internal/lambdahttp"
 	"github.com/sheaf-dev/sheaf/shared/auth"
+	"github.com/sheaf-dev/sheaf/shared/auth/ssmkeys"
 	"github.com/sheaf-dev/sheaf/shared/config"
 	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/tools"
@@ -86,22 +88,14 @@ func (in invoker) warmUp(ctx context.Context) (warmed, error) {
 // catalogs, and the request body limit it enforces. The endpoint is
 // public, so every request needs a credential: an API key from the keys
 // file (the bucket's .sheaf/keys.json by default, or SHEAF_KEYS), an OAuth
-// access token (SHEAF_OAUTH_ISSUER and SHEAF_OAUTH_AUDIENCE) or the shared
-// SHEAF_TOKEN. Nothing is fetched before the first request.
+// access token (SHEAF_OAUTH_ISSUER and SHEAF_OAUTH_AUDIENCE, or the built-in
+// authorization server's, SHEAF_OAUTH_BUILTIN) or the shared SHEAF_TOKEN.
+// Nothing is fetched before the first request: an audience in an SSM
+// parameter (ssm:NAME) is read then.
 func newHandler(ctx context.Context) (http.Handler, core.Catalogs, int64, error) {
 	cfg, cl, log, err := fnenv.OpenCloud(ctx)
 	if err != nil {
 		return nil, nil, 0, err
-	}
-	ha, err := config.OpenAuth(ctx, cfg, cl.Vault.Store, true)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	if ha.Auth.Keys == nil && ha.Auth.Token == "" && ha.Auth.OAuth == nil {
-		return nil, nil, 0, errors.New("SHEAF_KEYS=none without SHEAF_TOKEN or SHEAF_OAUTH_ISSUER: nobody could call the function")
-	}
-	if ha.Auth.Token == "" && ha.Auth.OAuth == nil && cfg.Keys == "" {
-		log.Info("only API keys from the bucket's keys file are accepted", "keys", auth.KeysPath)
 	}
 	s, err := tools.NewServer(cl.Vault)
 	if err != nil {
@@ -113,10 +107,43 @@ func newHandler(ctx context.Context) (http.Handler, core.Catalogs, int64, error)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	opts := ha.HTTPOptions(cfg.AllowedOrigins)
-	opts.MaxRequestBytes = cfg.MaxRequestBytes
-	if opts.MaxRequestBytes <= 0 {
-		opts.MaxRequestBytes = mcphttp.MaxRequestBytesFor(cfg.MaxNoteBytes)
+	limit := cfg.MaxRequestBytes
+	if limit <= 0 {
+		limit = mcphttp.MaxRequestBytesFor(cfg.MaxNoteBytes)
 	}
-	return mcphttp.HTTPHandler(srv, opts), cl.Vault.Catalogs, opts.MaxRequestBytes, nil
+	build := func(ctx context.Context, audience string) (http.Handler, error) {
+		c := *cfg
+		c.OAuthAudience = audience
+		ha, err := config.OpenAuth(ctx, &c, cl.Vault.Store, true)
+		if err != nil {
+			return nil, err
+		}
+		if ha.Auth.Keys == nil && ha.Auth.Token == "" && ha.Auth.OAuth == nil {
+			return nil, errors.New("SHEAF_KEYS=none without SHEAF_TOKEN or SHEAF_OAUTH_ISSUER: nobody could call the function")
+		}
+		if ha.Builtin != nil {
+			ha.Builtin.SetLog(log)
+		}
+		if ha.Auth.Token == "" && ha.Auth.OAuth == nil && cfg.Keys == "" {
+			log.Info("only API keys from the bucket's keys file are accepted", "keys", auth.KeysPath)
+		}
+		opts := ha.HTTPOptions(cfg.AllowedOrigins)
+		opts.MaxRequestBytes = limit
+		return mcphttp.HTTPHandler(srv, opts), nil
+	}
+	if ssmkeys.IsURL(cfg.OAuthAudience) {
+		// Checked now, read at the first request (init makes no network call).
+		if _, err := ssmkeys.ParseURL(cfg.OAuthAudience); err != nil {
+			return nil, nil, 0, fmt.Errorf("SHEAF_OAUTH_AUDIENCE: %w", err)
+		}
+		if _, err := build(ctx, "https://audience.invalid/mcp"); err != nil { // the rest of the settings, at init
+			return nil, nil, 0, err
+		}
+		return &lazyEndpoint{param: cfg.OAuthAudience, build: build, log: log}, cl.Vault.Catalogs, limit, nil
+	}
+	h, err := build(ctx, cfg.OAuthAudience)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return h, cl.Vault.Catalogs, limit, nil
 }

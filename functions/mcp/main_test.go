@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -25,6 +26,7 @@ import (
 	"github.com/sheaf-dev/sheaf/functions/internal/rietest"
 	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/auth/oauth/oauthtest"
+	"github.com/sheaf-dev/sheaf/shared/auth/oauthserver/oauthservertest"
 	"github.com/sheaf-dev/sheaf/shared/store/s3/s3test"
 	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
 )
@@ -448,4 +450,58 @@ func TestWarmUpLambda(t *testing.T) {
 	if err := json.Unmarshal(raw, &info); err != nil || info.NoteCount != w.Notes {
 		t.Errorf("get_vault_info: %d notes, the warm-up %d (%v)", info.NoteCount, w.Notes, err)
 	}
+}
+
+// TestOAuthBuiltinLambda: with SHEAF_OAUTH_BUILTIN the function is its own
+// authorization server, its state in the bucket, one invocation at a time
+// under the Lambda emulator behind the in-test API gateway: the official
+// TypeScript SDK registers (and uses a client ID metadata document), the
+// consent form is submitted with an owner key from the bucket's keys file,
+// and the session sees the approved folder only; refresh, revocation and
+// the 401 after it.
+func TestOAuthBuiltinLambda(t *testing.T) {
+	bin := build(t)
+	v := cloudtest.Sample(t, s3test.Options{})
+	v.Reconcile(t)
+	keys, owner := oauthservertest.OwnerKeyFile(t)
+	v.Put(t, auth.KeysPath, keys)
+	doc, ca := oauthservertest.MetadataDocument(t)
+	gw := &rietest.Gateway{}
+	srv := httptest.NewServer(gw)
+	t.Cleanup(srv.Close)
+	endpoint := srv.URL + "/mcp"
+	// The template gives the function its own URL in an SSM parameter
+	// (CloudFormation writes the API's URL there): read at the first
+	// request, here from a stand-in of the one SSM call.
+	ssm := httptest.NewServer(fakeSSM{"/sheaf/test/mcp-url": endpoint})
+	t.Cleanup(ssm.Close)
+	env := slices.DeleteFunc(v.Env(), func(kv string) bool { return strings.HasPrefix(kv, "SHEAF_TOKEN=") })
+	gw.RIE = rietest.Start(t, bin, append(env, "SHEAF_OAUTH_BUILTIN=true", "SHEAF_OAUTH_AUDIENCE=ssm:/sheaf/test/mcp-url?endpoint="+ssm.URL,
+		"SHEAF_OAUTH_PRIVATE_CLIENT_HOSTS=127.0.0.1", "SSL_CERT_FILE="+ca)...)
+	resp := post(t, endpoint, "", initialize)
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `resource_metadata="`+srv.URL+`/.well-known/oauth-protected-resource/mcp"`) {
+		t.Fatalf("no token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+	oauthservertest.RunTypeScriptClient(t, oauthservertest.Run{MCPURL: endpoint, OwnerKey: owner, Folder: "Projects", CIMDURL: doc})
+	// The state is in the bucket, under .sheaf/oauth/.
+	if !v.S3.Has(t, v.Bucket, v.Key(".sheaf/oauth/signing.json")) {
+		t.Error("no signing keys in the bucket")
+	}
+}
+
+// fakeSSM answers GetParameter in the AWS JSON 1.1 protocol the SDK speaks
+// (no SSM server runs here: this checks what the function sends and reads).
+type fakeSSM map[string]string
+
+func (f fakeSSM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var in struct{ Name string }
+	_ = json.NewDecoder(r.Body).Decode(&in)
+	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+	v, ok := f[in.Name]
+	if r.Header.Get("X-Amz-Target") != "AmazonSSM.GetParameter" || !ok {
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"__type":"ParameterNotFound","message":"not found"}`)
+		return
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{"Parameter": map[string]any{"Name": in.Name, "Type": "String", "Value": v, "Version": 1}})
 }

@@ -35,16 +35,21 @@ type KeyFile struct {
 // Key is one API key as stored. The secret itself is never stored: only its
 // hash (see HashKey).
 type Key struct {
-	ID          string     `json:"id"`   // the public part of the key, 16 hex digits
-	Name        string     `json:"name"` // a label for people
-	Hash        string     `json:"hash"` // "sha256:" + hex of HashKey(secret)
-	Scopes      []Scope    `json:"scopes"`
-	Folders     []string   `json:"folders,omitempty"` // allowlist rules (see Folders); empty: the whole vault
-	ProposeOnly bool       `json:"propose_only,omitempty"`
-	Profile     string     `json:"profile,omitempty"` // core or full; "": the server's
-	Created     time.Time  `json:"created"`
-	Expires     *time.Time `json:"expires,omitempty"`
-	Revoked     *time.Time `json:"revoked,omitempty"`
+	ID          string   `json:"id"`   // the public part of the key, 16 hex digits
+	Name        string   `json:"name"` // a label for people
+	Hash        string   `json:"hash"` // "sha256:" + hex of HashKey(secret)
+	Scopes      []Scope  `json:"scopes"`
+	Folders     []string `json:"folders,omitempty"` // allowlist rules (see Folders); empty: the whole vault
+	ProposeOnly bool     `json:"propose_only,omitempty"`
+	Profile     string   `json:"profile,omitempty"` // core or full; "": the server's
+	// Owner marks the vault owner's key: it approves OAuth clients on the
+	// built-in authorization server's consent page (and chooses what they
+	// may do), and is refused as a bearer credential, so that the one
+	// secret typed into a browser is no API key.
+	Owner   bool       `json:"owner,omitempty"`
+	Created time.Time  `json:"created"`
+	Expires *time.Time `json:"expires,omitempty"`
+	Revoked *time.Time `json:"revoked,omitempty"`
 }
 
 // Status is the key's state at now: "active", "expired" or "revoked".
@@ -92,6 +97,7 @@ type NewKeyOptions struct {
 	Folders     []string
 	ProposeOnly bool
 	Profile     string
+	Owner       bool      // an owner key (see Key.Owner): admin, the whole vault
 	Expires     time.Time // zero: never
 }
 
@@ -148,6 +154,9 @@ func (k Key) validate() error {
 			return fmt.Errorf("unknown scope %q (read, write or admin)", s)
 		}
 	}
+	if k.Owner && (len(k.Scopes) != 1 || k.Scopes[0] != ScopeAdmin || len(k.Folders) > 0 || k.ProposeOnly || k.Profile != "") {
+		return errors.New("an owner key has the admin scope over the whole vault, and nothing else")
+	}
 	if _, err := ParseFolders(k.Folders); err != nil {
 		return err
 	}
@@ -181,7 +190,7 @@ func (kf *KeyFile) Add(o NewKeyOptions, now time.Time) (string, Key, error) {
 	k := Key{
 		ID: hex.EncodeToString(id[:]), Name: o.Name, Hash: HashKey(token),
 		Scopes: slices.Clone(o.Scopes), Folders: slices.Clone(o.Folders), ProposeOnly: o.ProposeOnly,
-		Profile: o.Profile, Created: now.UTC().Truncate(time.Second),
+		Profile: o.Profile, Owner: o.Owner, Created: now.UTC().Truncate(time.Second),
 	}
 	if !o.Expires.IsZero() {
 		exp := o.Expires.UTC().Truncate(time.Second)
@@ -262,25 +271,67 @@ func (ks *KeySet) Len() int {
 func LooksLikeKey(token string) bool { return tokenPattern.MatchString(token) }
 
 // Authenticate returns the identity of an active key; ok is false for
-// anything else (malformed, unknown, revoked, expired), without saying
-// which. The hash comparison takes constant time.
+// anything else (malformed, unknown, revoked, expired, an owner key),
+// without saying which. The hash comparison takes constant time.
 func (ks *KeySet) Authenticate(token string, now time.Time) (id Identity, ok bool) {
-	if ks == nil {
-		return Identity{}, false
-	}
-	m := tokenPattern.FindStringSubmatch(token)
-	if m == nil {
-		return Identity{}, false
-	}
-	k, found := ks.keys[m[1]]
-	got, _ := hex.DecodeString(strings.TrimPrefix(HashKey(token), "sha256:"))
-	if !found || subtle.ConstantTimeCompare(got, k.hash) != 1 || k.Status(now) != "active" {
+	k, ok := ks.active(token, now)
+	if !ok || k.Owner {
 		return Identity{}, false
 	}
 	return Identity{
 		Subject: "key:" + k.ID, Name: k.Name, Granted: slices.Clone(k.Scopes),
 		Folders: k.folders, ProposeOnly: k.ProposeOnly, Profile: k.Profile,
 	}, true
+}
+
+// active returns the active key token is.
+func (ks *KeySet) active(token string, now time.Time) (compiledKey, bool) {
+	if ks == nil {
+		return compiledKey{}, false
+	}
+	m := tokenPattern.FindStringSubmatch(token)
+	if m == nil {
+		return compiledKey{}, false
+	}
+	k, found := ks.keys[m[1]]
+	got, _ := hex.DecodeString(strings.TrimPrefix(HashKey(token), "sha256:"))
+	if !found || subtle.ConstantTimeCompare(got, k.hash) != 1 || k.Status(now) != "active" {
+		return compiledKey{}, false
+	}
+	return k, true
+}
+
+// Owner returns the active owner key token is; ok is false for anything
+// else, without saying which.
+func (ks *KeySet) Owner(token string, now time.Time) (Key, bool) {
+	k, ok := ks.active(token, now)
+	if !ok || !k.Owner {
+		return Key{}, false
+	}
+	return k.Key, true
+}
+
+// OwnerActive reports whether the owner key with this id is still active
+// (not revoked, not expired): what the grants it approved live by.
+func (ks *KeySet) OwnerActive(id string, now time.Time) bool {
+	if ks == nil {
+		return false
+	}
+	k, ok := ks.keys[id]
+	return ok && k.Owner && k.Status(now) == "active"
+}
+
+// Owners counts the active owner keys at now.
+func (ks *KeySet) Owners(now time.Time) int {
+	n := 0
+	if ks != nil {
+		for _, k := range ks.keys {
+			if k.Owner && k.Status(now) == "active" {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // TokenIdentity is the identity of the single shared --token (SHEAF_TOKEN),

@@ -397,3 +397,54 @@ func BenchmarkAuthenticateKey(b *testing.B) {
 		}
 	}
 }
+
+// An owner key approves OAuth clients and is nothing else: no bearer
+// credential, admin over the whole vault only.
+func TestOwnerKey(t *testing.T) {
+	now := time.Now()
+	kf := &KeyFile{}
+	owner, ok, err := kf.Add(NewKeyOptions{Name: "me", Scopes: []Scope{ScopeAdmin}, Owner: true}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _, err := kf.Add(NewKeyOptions{Name: "agent", Scopes: []Scope{ScopeAdmin}}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, o := range map[string]NewKeyOptions{
+		"read owner":    {Name: "x", Scopes: []Scope{ScopeRead}, Owner: true},
+		"folder owner":  {Name: "x", Scopes: []Scope{ScopeAdmin}, Folders: []string{"a/**"}, Owner: true},
+		"propose owner": {Name: "x", Scopes: []Scope{ScopeAdmin}, ProposeOnly: true, Owner: true},
+	} {
+		if _, _, err := (&KeyFile{}).Add(o, now); err == nil {
+			t.Errorf("%s accepted", name)
+		}
+	}
+	parsed, err := ParseKeyFile(kf.Marshal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := NewKeySet(parsed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ks.Authenticate(owner, now); ok {
+		t.Error("an owner key was accepted as a bearer credential")
+	}
+	if k, ok2 := ks.Owner(owner, now); !ok2 || k.ID != ok.ID {
+		t.Errorf("Owner(owner key) = %+v, %v", k, ok2)
+	}
+	if _, ok := ks.Owner(plain, now); ok {
+		t.Error("a plain key approved as the owner")
+	}
+	if !ks.OwnerActive(ok.ID, now) {
+		t.Error("the owner key is not active")
+	}
+	if _, err := kf.Revoke(ok.ID, now); err != nil {
+		t.Fatal(err)
+	}
+	ks, _ = NewKeySet(kf)
+	if _, ok2 := ks.Owner(owner, now); ok2 || ks.OwnerActive(ok.ID, now) {
+		t.Error("a revoked owner key still approves")
+	}
+}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/auth/oauth"
+	"github.com/sheaf-dev/sheaf/shared/auth/oauthserver"
 	"github.com/sheaf-dev/sheaf/shared/auth/ssmkeys"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
@@ -41,7 +43,11 @@ func (c *Config) KeySource(ctx context.Context, vaultStore store.Store) (src aut
 		if IsCloud(c.Vault) {
 			every = cloudKeysEvery
 		}
-		return auth.StoreKeys{Store: vaultStore, Name: auth.KeysPath + " in the vault"}, false, every, nil
+		name := auth.KeysPath + " in the vault"
+		if w, ok := vaultStore.(interface{ Where(string) string }); ok && w.Where(auth.KeysPath) != "" {
+			name = w.Where(auth.KeysPath) // a folder vault's keys, kept outside it
+		}
+		return auth.StoreKeys{Store: vaultStore, Name: name}, false, every, nil
 	case ssmkeys.IsURL(c.Keys):
 		u, err := ssmkeys.ParseURL(c.Keys)
 		if err != nil {
@@ -58,7 +64,7 @@ func (c *Config) KeySource(ctx context.Context, vaultStore store.Store) (src aut
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, false, 0, fmt.Errorf("--keys %s: %w", c.Keys, err)
 	}
-	st, err := fs.Open(dir)
+	st, err := fs.OpenWith(dir, fs.Options{Private: true, LockFile: abs + ".lock"})
 	if err != nil {
 		return nil, false, 0, fmt.Errorf("--keys %s: %w", c.Keys, err)
 	}
@@ -68,7 +74,8 @@ func (c *Config) KeySource(ctx context.Context, vaultStore store.Store) (src aut
 // HTTPAuth is who may call the HTTP endpoint.
 type HTTPAuth struct {
 	Auth     *auth.Authenticator
-	Resource *oauth.Verifier // nil without OAuth
+	Resource *oauth.Verifier     // nil without OAuth
+	Builtin  *oauthserver.Server // the built-in authorization server; nil without --oauth-builtin
 }
 
 // OpenAuth wires the HTTP endpoint's authentication from the keys source
@@ -86,8 +93,13 @@ func OpenAuth(ctx context.Context, c *Config, vaultStore store.Store, require bo
 	}
 	h := &HTTPAuth{Auth: a}
 	switch {
+	case c.OAuthBuiltin:
+		if err := h.openBuiltin(c, vaultStore); err != nil {
+			return nil, err
+		}
 	case c.OAuthIssuer != "" || c.OAuthAudience != "":
-		v, err := oauth.New(oauth.Config{Issuer: c.OAuthIssuer, Audience: c.OAuthAudience, JWKSURL: c.OAuthJWKSURL, ScopePrefix: c.OAuthScopePrefix})
+		v, err := oauth.New(oauth.Config{Issuer: c.OAuthIssuer, Audience: c.OAuthAudience, JWKSURL: c.OAuthJWKSURL, ScopePrefix: c.OAuthScopePrefix,
+			Audiences: c.OAuthAudiences, ClientIDs: c.OAuthClientIDs})
 		if err != nil {
 			return nil, fmt.Errorf("--oauth-issuer/--oauth-audience: %w", err)
 		}
@@ -96,6 +108,34 @@ func OpenAuth(ctx context.Context, c *Config, vaultStore store.Store, require bo
 		return nil, errors.New("--oauth-jwks-url needs --oauth-issuer and --oauth-audience")
 	}
 	return h, nil
+}
+
+// openBuiltin wires the built-in authorization server over the vault's
+// store and its resource server.
+func (h *HTTPAuth) openBuiltin(c *Config, vaultStore store.Store) error {
+	switch {
+	case c.OAuthIssuer != "" || c.OAuthJWKSURL != "" || len(c.OAuthAudiences) > 0 || len(c.OAuthClientIDs) > 0:
+		return errors.New("--oauth-builtin is its own issuer: leave --oauth-issuer, --oauth-jwks-url, --oauth-token-audiences and --oauth-client-ids unset")
+	case c.OAuthAudience == "":
+		return errors.New("--oauth-builtin needs --oauth-audience: this server's public MCP URL (https://.../mcp)")
+	case h.Auth.Keys == nil:
+		return errors.New("--oauth-builtin needs the keys file (an owner key approves each client): not with --keys none")
+	case vaultStore == nil:
+		return errors.New("--oauth-builtin needs the vault's store for its state")
+	}
+	srv, err := oauthserver.New(oauthserver.Config{
+		Store: vaultStore, Audience: c.OAuthAudience, ScopePrefix: c.OAuthScopePrefix,
+		Owners: oauthserver.KeyringOwners{Keys: h.Auth.Keys}, PrivateHosts: c.OAuthPrivateHosts,
+	})
+	if err != nil {
+		return fmt.Errorf("--oauth-builtin: %w", err)
+	}
+	v, err := srv.Verifier()
+	if err != nil {
+		return fmt.Errorf("--oauth-builtin: %w", err)
+	}
+	h.Auth.OAuth, h.Resource, h.Builtin = v, v, srv
+	return nil
 }
 
 // HasCredentials reports whether anyone can authenticate at all: a token,
@@ -116,6 +156,12 @@ func (h *HTTPAuth) HTTPOptions(allowedOrigins []string) mcphttp.HTTPOptions {
 	o := mcphttp.HTTPOptions{Auth: h.Auth, AllowedOrigins: allowedOrigins}
 	if h.Resource != nil {
 		o.Resource = h.Resource
+	}
+	if h.Builtin != nil {
+		o.Routes = map[string]http.Handler{}
+		for _, p := range h.Builtin.Paths() {
+			o.Routes[p] = h.Builtin
+		}
 	}
 	return o
 }

@@ -151,7 +151,7 @@ func OpenCloud(ctx context.Context, c *Config, log *slog.Logger) (*Cloud, error)
 			return core.IndexStatus{State: "ready"}
 		},
 		ImmutablePaths: c.ImmutablePaths, MaxNoteBytes: c.MaxNoteBytes, MaxAttachmentBytes: c.MaxAttachmentBytes,
-		CursorKey: c.CursorKey,
+		CursorKey: c.CursorKey, State: cloudState(sc),
 	}
 	if onLambda {
 		v.MaxWait = LambdaMaxWait
@@ -258,4 +258,14 @@ func (cl *Cloud) Close() error {
 		return cl.vectors.Close()
 	}
 	return nil
+}
+
+// cloudState names the prefix under which a cloud vault keeps the catalog
+// and Sheaf's own objects.
+func cloudState(sc s3.Config) string {
+	p := strings.Trim(sc.Prefix, "/")
+	if p != "" {
+		p += "/"
+	}
+	return s3.Scheme + "://" + sc.Bucket + "/" + p + ".sheaf/"
 }

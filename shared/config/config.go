@@ -18,14 +18,18 @@ import (
 type Config struct {
 	Vault              string        // a folder, or s3://bucket/prefix?endpoint=...&path_style=true
 	VaultID            string        // the `vault` argument's value; default: from the folder name
-	State              string        // where derived state lives; default <vault>/.sheaf
+	State              string        // where derived state lives; default: the user cache folder (see local.Layout)
 	HTTP               string        // listen address for streamable HTTP; "" = stdio
 	Token              string        // the single shared bearer token for HTTP (a full-scope key)
-	Keys               string        // API keys: "" the vault's .sheaf/keys.json, a file, ssm:NAME, or "none"
+	Keys               string        // API keys: "" the vault's keys (see local.Layout), a file, ssm:NAME, or "none"
 	OAuthIssuer        string        // OAuth authorization server (issuer URL); "" = no OAuth
 	OAuthAudience      string        // this server's MCP URL, the audience tokens must carry
 	OAuthJWKSURL       string        // the issuer's JWKS; "" = discovered from its metadata
 	OAuthScopePrefix   string        // token scopes are <prefix>read, <prefix>write, <prefix>admin
+	OAuthAudiences     []string      // more aud values accepted (Entra ID: the API's application id)
+	OAuthClientIDs     []string      // clients whose tokens without aud are accepted (Cognito)
+	OAuthBuiltin       bool          // serve the built-in authorization server (owner keys approve clients)
+	OAuthPrivateHosts  []string      // client metadata document hosts that may resolve to private addresses
 	AllowedOrigins     []string      // extra browser origins allowed on HTTP
 	Profile            string        // tool profile: core or full
 	ImmutablePaths     []string      // write-once prefixes
@@ -38,6 +42,7 @@ type Config struct {
 	IndexWait          time.Duration // how long a call waits for a running index pass
 	NoWatch            bool          // do not follow file changes
 	LogLevel           string        // debug, info, warn, error
+	LogFormat          string        // text or json
 
 	Search     string // full-text index: "embedded" (SQLite FTS5) or a Meilisearch URL
 	SearchKey  string // Meilisearch API key
@@ -59,27 +64,32 @@ type Config struct {
 // Flags registers the settings on fs. Call Env after fs.Parse.
 func (c *Config) Flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Vault, "vault", "", "the vault: a folder of Markdown notes, or s3://bucket/prefix?endpoint=...&path_style=true (with --search http://meili:7700)")
-	fs.StringVar(&c.VaultID, "vault-id", "", "the vault's id for the `vault` tool argument (default: from the folder name)")
-	fs.StringVar(&c.State, "state", "", "folder for the index and catalog (default <vault>/.sheaf, or the user cache folder when the vault is read-only)")
+	fs.StringVar(&c.VaultID, "vault-id", "", "the vault's id, the value of the tools' vault argument (default: from the folder name)")
+	fs.StringVar(&c.State, "state", "", "folder for the index, the catalog and Sheaf's own objects (default: a folder named after the vault in the user cache folder, e.g. ~/.cache/sheaf/notes-1a2b3c4d; an existing <vault>/.sheaf is used as it is)")
 	fs.StringVar(&c.HTTP, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8787) instead of stdio")
 	fs.StringVar(&c.Token, "token", "", "a single shared bearer token for the HTTP endpoint, with every scope (see sheaf keys for scoped keys)")
-	fs.StringVar(&c.Keys, "keys", "", "API keys file: a path, ssm:/parameter/name (AWS SSM SecureString), or none (default: the vault's .sheaf/keys.json, used when it exists)")
+	fs.StringVar(&c.Keys, "keys", "", "API keys file: a path, ssm:/parameter/name (AWS SSM SecureString), or none (default: keys.json in a folder named after the vault in the user config folder, e.g. ~/.config/sheaf/notes-1a2b3c4d; a cloud vault's .sheaf/keys.json in the bucket)")
 	fs.StringVar(&c.OAuthIssuer, "oauth-issuer", "", "OAuth 2.1 authorization server (issuer URL) whose JWT access tokens the HTTP endpoint accepts")
 	fs.StringVar(&c.OAuthAudience, "oauth-audience", "", "this server's public MCP URL (e.g. https://notes.example.com/mcp): the audience access tokens must be issued for")
 	fs.StringVar(&c.OAuthJWKSURL, "oauth-jwks-url", "", "the authorization server's JWKS URL (default: discovered from the issuer's metadata)")
 	fs.StringVar(&c.OAuthScopePrefix, "oauth-scope-prefix", "sheaf:", "prefix of the token scopes read, write and admin (Cognito resource servers: e.g. sheaf/)")
+	fs.StringSliceVar(&c.OAuthAudiences, "oauth-token-audiences", nil, "more values of the tokens' aud to accept besides --oauth-audience (Entra ID: the API's application id)")
+	fs.StringSliceVar(&c.OAuthClientIDs, "oauth-client-ids", nil, "accept tokens with no aud claim from these clients (Amazon Cognito access tokens: the app client made for this server)")
+	fs.BoolVar(&c.OAuthBuiltin, "oauth-builtin", false, "serve Sheaf's own OAuth authorization server (for claude.ai and other remote MCP clients): the vault owner approves each client with an owner key (sheaf keys add --owner)")
+	fs.StringSliceVar(&c.OAuthPrivateHosts, "oauth-private-client-hosts", nil, "with --oauth-builtin: hosts whose client metadata documents may be fetched from private or loopback addresses (internal clients)")
 	fs.StringSliceVar(&c.AllowedOrigins, "allowed-origins", nil, "browser origins allowed to call the HTTP endpoint besides loopback ones")
 	fs.StringVar(&c.Profile, "profile", "full", "tool profile: core (the dozen most used tools) or full")
 	fs.StringSliceVar(&c.ImmutablePaths, "immutable-paths", []string{"sources/"}, "write-once folder prefixes: notes there can be created, never changed, moved or deleted")
 	fs.StringVar(&c.Ledger, "ledger", "log.md", "note the write tools log every write in (one \"- YYYY-MM-DD op: title\" line each, as recent_activity reads); off: none")
 	fs.Int64Var(&c.MaxAttachmentBytes, "max-attachment-bytes", 5<<20, "largest file read_attachment returns")
 	fs.Int64Var(&c.MaxNoteBytes, "max-note-bytes", 16<<20, "largest note indexed (bigger ones are listed as problems; read_note still reads them, by pages)")
-	fs.StringVar(&c.CursorKey, "cursor-key", "", "key that signs search_and_read cursors, at least 16 bytes (default: a key created once in <vault>/.sheaf/keys/)")
+	fs.StringVar(&c.CursorKey, "cursor-key", "", "key that signs search_and_read cursors, at least 16 bytes (default: a key created once in the state folder, or under a cloud vault's .sheaf/ prefix)")
 	fs.IntVar(&c.MaxResponseBytes, "max-response-bytes", 1<<20, "largest tool result in serialized bytes (structuredContent and its text copy together); longer answers page (read_note, read_attachment) or are cut with partial/clipped and next_offset; at most 8 MiB (the TypeScript SDK client buffers at most 10 MiB)")
 	fs.Int64Var(&c.MaxRequestBytes, "max-request-bytes", 0, "largest HTTP request body; bigger ones are answered 413 before they are read (0: 2 x --max-note-bytes + 1 MiB, what a write of the largest note needs)")
 	fs.DurationVar(&c.IndexWait, "index-wait", 5*time.Second, "how long a tool call arriving during an index pass waits for it before answering from what is indexed so far (marked partial); 0: do not wait")
 	fs.BoolVar(&c.NoWatch, "no-watch", false, "do not follow changes to the vault folder")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&c.Search, "search", "embedded", "full-text index: embedded (SQLite FTS5 under the state folder) or a Meilisearch URL (http://127.0.0.1:7700)")
 	fs.StringVar(&c.SearchKey, "search-key", "", "Meilisearch API key")
 	fs.StringVar(&c.Vectors, "vectors", "embedded", "vector index: embedded (under the state folder) or qdrant://host:6334 (qdrants:// for TLS)")

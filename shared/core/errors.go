@@ -64,6 +64,8 @@ func toError(err error) *Error {
 		return pathError("path", pe)
 	case errors.Is(err, store.ErrPathInvalid):
 		return newError(KindPathInvalid, nil, "That path is not allowed: send a vault-relative path such as \"Projects/Plan.md\".")
+	case errors.Is(err, store.ErrDenied):
+		return newError(KindForbidden, nil, "The server may not do this in the vault's storage: %s", deniedReason(err))
 	case errors.Is(err, store.ErrNotFound):
 		return newError(KindNoteNotFound, nil, "The note or file is not there (any more): list_notes or search find what exists.")
 	case errors.Is(err, errChanged):
@@ -147,6 +149,16 @@ func clipQuote(s string) string {
 func notConfigured(what, how string) *Error {
 	return newError(KindUnsupported, map[string]any{"reason": "not-configured"},
 		"%s is not configured on this server: %s", what, how)
+}
+
+// deniedReason is what an adapter said about a denied operation, without
+// the Go error chain's prefixes.
+func deniedReason(err error) string {
+	msg := strings.TrimSuffix(err.Error(), ": "+store.ErrDenied.Error())
+	if i := strings.Index(msg, "\": "); i >= 0 {
+		msg = msg[i+3:]
+	}
+	return msg
 }
 
 // folderNotAllowed is the error for a path outside the caller's folders.

@@ -102,6 +102,10 @@ type Vault struct {
 	// Ledger is the note every write is logged in ("" means log.md; "off"
 	// logs nothing).
 	Ledger string
+	// State says where the vault's derived state and Sheaf's own objects
+	// live (a folder on this machine, or the bucket's .sheaf/ prefix), for
+	// get_vault_info; "" when unknown.
+	State string
 
 	ImmutablePaths     []string // write-once prefixes, e.g. "sources/"
 	MaxNoteBytes       int64    // read_note refuses bigger notes; 0: 16 MiB

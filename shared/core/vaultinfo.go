@@ -50,6 +50,8 @@ type vaultInfoOut struct {
 	IndexedAt       string       `json:"indexedAt,omitempty"`
 	AgentsFile      *string      `json:"agentsFile" jsonschema:"the vault's AGENTS.md brief, or null"`
 	ImmutablePaths  []string     `json:"immutablePaths"`
+	State           string       `json:"state,omitempty" jsonschema:"where the index and Sheaf's own objects (leases, proposals, cursor key) live: a folder on the server's machine, or the bucket's .sheaf/ prefix"`
+	Ledger          string       `json:"ledger" jsonschema:"the note every write is logged in (created by the first write), or off"`
 	Capabilities    Capabilities `json:"capabilities"`
 	Liveness        Liveness     `json:"liveness"`
 	Problems        []Problem    `json:"problems,omitempty" jsonschema:"files skipped or degraded while indexing (at most 50)"`
@@ -69,6 +71,10 @@ func (s *Core) VaultInfo(ctx context.Context, in vaultInfoIn) (*vaultInfoOut, er
 	out := &vaultInfoOut{
 		Vault: v.ID, Root: v.Root, NoteCount: sum.Notes, AttachmentCount: sum.Attachments,
 		ImmutablePaths: append([]string{}, v.ImmutablePaths...),
+		State:          v.State, Ledger: v.ledgerPath(),
+	}
+	if out.Ledger == "" {
+		out.Ledger = "off"
 	}
 	if t := sum.IndexedAt; !t.IsZero() {
 		out.IndexedAt = t.UTC().Format(time.RFC3339)

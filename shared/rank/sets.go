@@ -13,7 +13,8 @@ const EnvEvalSets = "SHEAF_EVAL_SETS"
 // EvalSetsDir is where the development question sets are: $SHEAF_EVAL_SETS,
 // else the team's shared/eval folder beside the repository (../shared/eval
 // from its root, as CI lays it out, or ../../shared/eval from a worktree
-// one level further down). ok is false when there is none.
+// one level further down), else the copy vendored in infra/eval-sets (what
+// a fresh clone, and so CI, has). ok is false when there is none.
 func EvalSetsDir() (dir string, ok bool) {
 	if d := os.Getenv(EnvEvalSets); d != "" {
 		_, err := os.Stat(d)
@@ -26,5 +27,9 @@ func EvalSetsDir() (dir string, ok bool) {
 			return filepath.Clean(d), true
 		}
 	}
-	return filepath.Clean(filepath.Join(root, "..", "shared", "eval")), false
+	d := filepath.Join(root, "infra", "eval-sets")
+	if st, err := os.Stat(d); err == nil && st.IsDir() {
+		return filepath.Clean(d), true
+	}
+	return filepath.Clean(d), false
 }

@@ -18,6 +18,10 @@ var (
 	ErrConflict    = errors.New("store: precondition failed")
 	ErrPathInvalid = errors.New("store: path invalid")
 	ErrTooLarge    = errors.New("store: object too large")
+	// ErrDenied: the backend will not let this process do it (a read-only
+	// folder, no credentials, access denied); the wrapped message says
+	// what to change.
+	ErrDenied = errors.New("store: access denied")
 )
 
 // Object describes one stored file.

@@ -48,6 +48,15 @@ func Sample(t testing.TB, opts s3test.Options) *Vault {
 	return v
 }
 
+// Empty is a new bucket with nothing under the prefix "team/notes" yet
+// (the vault arrives by `sheaf sync`), and a Meilisearch fake.
+func Empty(t testing.TB, opts s3test.Options) *Vault {
+	t.Helper()
+	v := &Vault{S3: s3test.Start(t, opts), Meili: meilifake.New(t), Bucket: "sheaf-vault", Prefix: "team/notes"}
+	v.S3.CreateBucket(t, v.Bucket)
+	return v
+}
+
 // Put writes one object at a vault path through the S3 API.
 func (v *Vault) Put(t testing.TB, path string, data []byte) {
 	t.Helper()

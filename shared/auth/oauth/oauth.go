@@ -61,6 +61,16 @@ type Config struct {
 	// "aud" (RFC 8707 resource indicators); Protected Resource Metadata
 	// names it as "resource".
 	Audience string
+	// Audiences are more values of "aud" accepted besides Audience, for
+	// authorization servers that name a resource their own way: Entra ID
+	// puts the API's application (client) id in its v2 tokens' "aud".
+	Audiences []string
+	// ClientIDs, for authorization servers whose access tokens carry no
+	// "aud" at all (Amazon Cognito), accept such a token when its
+	// "client_id" is one of these: the app clients made for this server
+	// alone. A token that has an "aud" must still name this resource, and
+	// one whose "token_use" says it is no access token is refused.
+	ClientIDs []string
 	// JWKSURL is where the signing keys are; "" discovers it from the
 	// issuer's metadata (RFC 8414 or OpenID Connect discovery).
 	JWKSURL string
@@ -74,6 +84,10 @@ type Config struct {
 	Client *http.Client
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Check, when set, is asked about every token that passed the other
+	// checks, with its claims: an error refuses the token (a grant revoked
+	// since the token was signed, for the built-in authorization server).
+	Check func(ctx context.Context, claims map[string]any) error
 }
 
 // Verifier validates access tokens; it implements auth.TokenVerifier.
@@ -201,14 +215,18 @@ func (v *Verifier) Verify(ctx context.Context, token string) (auth.Identity, err
 	if err != nil {
 		return auth.Identity{}, fmt.Errorf("%w: %v", auth.ErrUnauthenticated, err)
 	}
+	if v.cfg.Check != nil {
+		if err := v.cfg.Check(ctx, c); err != nil {
+			return auth.Identity{}, fmt.Errorf("%w: %v", auth.ErrUnauthenticated, err)
+		}
+	}
 	return id, nil
 }
 
 // identity maps validated claims to the caller.
 func (v *Verifier) identity(c jwt.MapClaims) (auth.Identity, error) {
-	aud, err := c.GetAudience()
-	if err != nil || !oauthex.MatchesResource(aud, v.cfg.Audience) {
-		return auth.Identity{}, fmt.Errorf("token is for %v, not %s", []string(aud), v.cfg.Audience)
+	if err := v.audience(c); err != nil {
+		return auth.Identity{}, err
 	}
 	sub, err := c.GetSubject()
 	if err != nil || sub == "" {
@@ -252,6 +270,34 @@ func (v *Verifier) identity(c jwt.MapClaims) (auth.Identity, error) {
 		return auth.Identity{}, fmt.Errorf("%s %v (core or full)", ClaimProfile, c[ClaimProfile])
 	}
 	return id, nil
+}
+
+// audience checks that the token is for this resource: its "aud" names
+// Audience (or one of Audiences), or it has no "aud" and its "client_id"
+// is one of ClientIDs.
+func (v *Verifier) audience(c jwt.MapClaims) error {
+	if use, ok := c["token_use"]; ok && use != "access" {
+		return fmt.Errorf("token_use %v: not an access token", use)
+	}
+	aud, err := c.GetAudience()
+	if err != nil {
+		return fmt.Errorf("aud: %v", err)
+	}
+	if len(aud) == 0 {
+		if cid, _ := c["client_id"].(string); cid != "" && slices.Contains(v.cfg.ClientIDs, cid) {
+			return nil
+		}
+		return fmt.Errorf("token names no audience, and its client is not one of this server's")
+	}
+	if oauthex.MatchesResource(aud, v.cfg.Audience) {
+		return nil
+	}
+	for _, a := range aud {
+		if slices.Contains(v.cfg.Audiences, a) {
+			return nil
+		}
+	}
+	return fmt.Errorf("token is for %v, not %s", []string(aud), v.cfg.Audience)
 }
 
 // tokenScopes reads "scope" (RFC 9068: a space-separated string) and

@@ -6,8 +6,6 @@ package local
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -22,6 +20,7 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/embed"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
+	"github.com/sheaf-dev/sheaf/shared/store/split"
 	"github.com/sheaf-dev/sheaf/shared/textindex/embedded"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 	"github.com/sheaf-dev/sheaf/shared/vectors"
@@ -34,11 +33,13 @@ type Vault struct {
 	Indexer *indexer.Indexer
 	Root    string // absolute vault folder
 	State   string // folder holding index.db and the catalog (catalog/)
+	Layout  Layout // where the state, Sheaf's own objects and the keys live
 	// Embeddings keeps the vectors in step with the notes; nil without an
 	// embeddings provider (then the semantic tools say "not configured").
 	Embeddings *indexer.Embeddings
 	text       *embedded.Index
 	vectors    vectors.Index // nil without embeddings
+	store      *split.Store
 
 	stop context.CancelFunc // ends what Start started; nil before Start
 	bg   sync.WaitGroup     // what Start started
@@ -64,17 +65,14 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, erro
 	if err != nil {
 		return nil, err
 	}
-	st, err := fs.Open(root)
-	if err != nil {
-		return nil, fmt.Errorf("opening the vault: %w", err)
-	}
-	state, err := stateDir(c.State, root)
+	st, layout, err := OpenStore(root, c.State)
 	if err != nil {
 		return nil, err
 	}
+	state := layout.State
 	text, err := embedded.Open(filepath.Join(state, "index.db"))
 	if err != nil {
-		return nil, fmt.Errorf("opening the text index: %w", err)
+		return nil, fmt.Errorf("opening the text index in %s: %w", state, err)
 	}
 	snaps := &indexer.FileSnapshots{Path: filepath.Join(state, "catalog.json.gz")}
 	cat, err := snaps.Load(ctx)
@@ -100,7 +98,8 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, erro
 		CursorKey: c.CursorKey, LLM: chat, Reranker: rr,
 		Reindex: ix, Ledger: c.Ledger, // writes are indexed before the tool returns
 	}
-	l := &Vault{Vault: v, Indexer: ix, Root: root, State: state, text: text}
+	v.State = state
+	l := &Vault{Vault: v, Indexer: ix, Root: root, State: state, Layout: layout, text: text, store: st}
 	if err := l.openEmbeddings(ctx, c, log); err != nil {
 		text.Close()
 		return nil, err
@@ -191,7 +190,7 @@ func (l *Vault) Close() error {
 	if l.vectors != nil {
 		verr = l.vectors.Close() // the embedded index flushes on Close
 	}
-	return errors.Join(serr, l.text.Close(), verr)
+	return errors.Join(serr, l.text.Close(), verr, l.store.Close())
 }
 
 // indexWait maps the --index-wait setting (0: do not wait) to the tools'
@@ -203,35 +202,30 @@ func indexWait(d time.Duration) time.Duration {
 	return d
 }
 
-// stateDir picks where derived state lives: the flag, else <vault>/.sheaf,
-// else (a read-only vault) a folder in the user cache named after the vault.
-func stateDir(flag, root string) (string, error) {
-	if flag != "" {
-		return flag, os.MkdirAll(flag, 0o755)
+// OpenStore opens the vault folder root (absolute) as one store: notes,
+// the trash and the ledger in the folder, Sheaf's own objects in the state
+// folder, the keys in the keys folder (see Layout). state is --state.
+func OpenStore(root, state string) (*split.Store, Layout, error) {
+	fi, err := os.Stat(root)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, Layout{}, fmt.Errorf("the vault folder %s does not exist: create it (mkdir -p %q) or pass the folder of your notes with --vault", root, root)
+	case err != nil:
+		return nil, Layout{}, fmt.Errorf("the vault folder %s: %w", root, err)
+	case !fi.IsDir():
+		return nil, Layout{}, fmt.Errorf("the vault %s is a file, not a folder: pass the folder of your notes with --vault", root)
 	}
-	dir := filepath.Join(root, ".sheaf")
-	if writable(dir) {
-		return dir, nil
-	}
-	cache, err := os.UserCacheDir()
+	layout, err := Locate(root, state)
 	if err != nil {
-		return "", fmt.Errorf("the vault is read-only and there is no cache folder: pass --state: %w", err)
+		return nil, layout, err
 	}
-	sum := sha256.Sum256([]byte(root))
-	dir = filepath.Join(cache, "sheaf", config.VaultIDFrom(root)+"-"+hex.EncodeToString(sum[:4]))
-	return dir, os.MkdirAll(dir, 0o755)
-}
-
-// writable reports whether files can be created in dir, creating it.
-func writable(dir string) bool {
-	if os.MkdirAll(dir, 0o755) != nil {
-		return false
-	}
-	f, err := os.CreateTemp(dir, ".probe-*")
+	notes, err := fs.OpenWith(root, fs.Options{LockFile: layout.VaultLock})
 	if err != nil {
-		return false
+		return nil, layout, fmt.Errorf("opening the vault: %w", err)
 	}
-	f.Close()
-	os.Remove(f.Name())
-	return true
+	own, err := fs.OpenWith(layout.State, fs.Options{Private: true})
+	if err != nil {
+		return nil, layout, fmt.Errorf("opening the state folder: %w", err)
+	}
+	return &split.Store{Notes: notes, State: own, Keys: &lazyDir{dir: layout.Keys}, KeysName: filepath.Join(layout.Keys, "keys.json")}, layout, nil
 }

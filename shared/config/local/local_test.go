@@ -103,37 +103,3 @@ func TestOpenRefuses(t *testing.T) {
 		}
 	}
 }
-
-func TestStateDir(t *testing.T) {
-	root := t.TempDir()
-	flag := filepath.Join(t.TempDir(), "state", "deep")
-	if dir, err := stateDir(flag, root); err != nil || dir != flag {
-		t.Errorf("--state: %q, %v", dir, err)
-	}
-	if fi, err := os.Stat(flag); err != nil || !fi.IsDir() {
-		t.Errorf("--state folder not created: %v", err)
-	}
-	if dir, err := stateDir("", root); err != nil || dir != filepath.Join(root, ".sheaf") {
-		t.Errorf("writable vault: %q, %v", dir, err)
-	}
-
-	// A vault where .sheaf cannot be created, even by root: a file stands in
-	// for the folder.
-	ro := filepath.Join(t.TempDir(), "Read Only")
-	if err := os.WriteFile(ro, nil, 0o444); err != nil {
-		t.Fatal(err)
-	}
-	cache := t.TempDir()
-	t.Setenv("XDG_CACHE_HOME", cache)
-	t.Setenv("HOME", cache) // macOS: ~/Library/Caches
-	dir, err := stateDir("", ro)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(dir, cache) || !strings.Contains(filepath.Base(dir), "read-only-") {
-		t.Errorf("read-only vault: state in %q, want a read-only-<hash> folder under %q", dir, cache)
-	}
-	if again, _ := stateDir("", ro); again != dir {
-		t.Errorf("the cache folder is not stable: %q then %q", dir, again)
-	}
-}

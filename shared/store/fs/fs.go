@@ -26,6 +26,7 @@ import (
 	"io"
 	iofs "io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -51,18 +52,34 @@ type Store struct {
 
 	namesMu sync.Mutex
 	names   map[string]string // dir + "\x00" + NFC name -> non-NFC name on disk
+
+	opts Options
+}
+
+// Options change where the write lock lives and how private new files are.
+type Options struct {
+	// LockFile is the file whose lock every writer of this folder takes
+	// (an absolute path, anywhere); "" means .sheaf/.write.lock inside
+	// the folder. Every process writing the folder must name the same one.
+	LockFile string
+	// Private creates files 0600 and folders 0700 (keys, Sheaf's own
+	// state), whatever mode an overwritten file had.
+	Private bool
 }
 
 // maxNames bounds the spelling cache; it is dropped when full.
 const maxNames = 1 << 16
 
 // Open opens the vault at root, which must be an existing directory.
-func Open(root string) (*Store, error) {
+func Open(root string) (*Store, error) { return OpenWith(root, Options{}) }
+
+// OpenWith opens the folder root, which must exist, with options.
+func OpenWith(root string, o Options) (*Store, error) {
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		return nil, fmt.Errorf("fs: open vault: %w", err)
 	}
-	s := &Store{root: r, names: map[string]string{}}
+	s := &Store{root: r, names: map[string]string{}, opts: o}
 	// os.Root does not export its "path escapes" error; learn it once.
 	if _, err := r.Stat(".."); err != nil {
 		var pe *os.PathError
@@ -92,11 +109,7 @@ const lockPath = ".sheaf/.write.lock"
 func (s *Store) lock() (func(), error) {
 	s.mu.Lock()
 	if s.lockF == nil {
-		if err := s.root.MkdirAll(".sheaf", 0o755); err != nil {
-			s.mu.Unlock()
-			return nil, fmt.Errorf("fs: the write lock: %w", err)
-		}
-		f, err := s.root.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o644)
+		f, err := s.openLock()
 		if err != nil {
 			s.mu.Unlock()
 			return nil, fmt.Errorf("fs: the write lock: %w", err)
@@ -111,6 +124,35 @@ func (s *Store) lock() (func(), error) {
 		_ = unlockFile(s.lockF)
 		s.mu.Unlock()
 	}, nil
+}
+
+// openLock opens (creating) the lock file.
+func (s *Store) openLock() (*os.File, error) {
+	if s.opts.LockFile != "" {
+		if err := os.MkdirAll(filepath.Dir(s.opts.LockFile), 0o700); err != nil {
+			return nil, err
+		}
+		return os.OpenFile(s.opts.LockFile, os.O_RDWR|os.O_CREATE, 0o600)
+	}
+	if err := s.root.MkdirAll(".sheaf", s.dirMode()); err != nil {
+		return nil, err
+	}
+	return s.root.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, s.fileMode())
+}
+
+// fileMode and dirMode are the modes new files and folders get.
+func (s *Store) fileMode() os.FileMode {
+	if s.opts.Private {
+		return 0o600
+	}
+	return 0o644
+}
+
+func (s *Store) dirMode() os.FileMode {
+	if s.opts.Private {
+		return 0o700
+	}
+	return 0o755
 }
 
 // etag is a file's entity tag: modification time and size. Put makes sure
@@ -254,7 +296,7 @@ func (s *Store) Put(ctx context.Context, path string, data []byte, opts store.Pu
 	}
 	dir, _ := splitDir(disk)
 	if dir != "" {
-		if err := s.root.MkdirAll(dir, 0o755); err != nil {
+		if err := s.root.MkdirAll(dir, s.dirMode()); err != nil {
 			if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, os.ErrExist) {
 				return store.Object{}, fmt.Errorf("fs: put %q: a parent is a file: %w", p, store.ErrConflict)
 			}
@@ -290,7 +332,7 @@ func (s *Store) commit(p, tmp string, opts store.PutOptions) (os.FileInfo, error
 	if err != nil {
 		return nil, err
 	}
-	if old != nil {
+	if old != nil && !s.opts.Private {
 		if err := s.root.Chmod(tmp, old.Mode().Perm()); err != nil {
 			return nil, s.wrap("put", p, err)
 		}
@@ -355,7 +397,7 @@ const (
 // returns its name.
 func (s *Store) writeTemp(dir string, data []byte) (string, error) {
 	name := joinPath(dir, tempPrefix+rand.Text()+tempSuffix)
-	f, err := s.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := s.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, s.fileMode())
 	if err != nil {
 		return "", err
 	}
@@ -634,6 +676,8 @@ func (s *Store) wrap(op, p string, err error) error {
 		return &store.PathError{Path: p, Reason: "leads outside the vault through a symbolic link"}
 	case errors.Is(err, syscall.ELOOP):
 		return &store.PathError{Path: p, Reason: "goes through a loop of symbolic links"}
+	case errors.Is(err, iofs.ErrPermission) || errors.Is(err, syscall.EROFS):
+		return fmt.Errorf("fs: %s %q: the folder is read-only for this process (%v): make it writable, or serve it read-only: %w", op, p, err, store.ErrDenied)
 	}
 	return fmt.Errorf("fs: %s %q: %w", op, p, err)
 }
@@ -678,7 +722,7 @@ func (s *Store) MakeFolder(ctx context.Context, path string) error {
 	if err != nil {
 		return s.wrap("mkdir", p, err)
 	}
-	if err := s.root.MkdirAll(disk, 0o755); err != nil {
+	if err := s.root.MkdirAll(disk, s.dirMode()); err != nil {
 		if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("fs: mkdir %q: a file has this path: %w", p, store.ErrConflict)
 		}

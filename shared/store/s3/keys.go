@@ -255,6 +255,10 @@ func (s *Store) wrap(ctx context.Context, op, p string, err error) error {
 		code = ae.ErrorCode()
 	}
 	switch st := status(err); {
+	case noCredentials(err):
+		return fmt.Errorf("s3: %s %q: no AWS credentials found: set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run with a role (%v): %w", op, p, err, store.ErrDenied)
+	case st == 403 || code == "AccessDenied" || code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch":
+		return fmt.Errorf("s3: %s %q: the credentials may not do this in bucket %q (%s): check the key and its policy: %w", op, p, s.bucket, code, store.ErrDenied)
 	case code == "NoSuchBucket":
 		return fmt.Errorf("s3: %s %q: bucket %q: %w", op, p, s.bucket, ErrNoBucket)
 	case st == 404 || code == "NoSuchKey" || code == "NotFound":
@@ -338,4 +342,11 @@ func hidden(rel string) bool {
 		}
 	}
 	return false
+}
+
+// noCredentials reports whether err says the SDK found no credentials at
+// all. The SDK has no type for it; its message is stable.
+func noCredentials(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "failed to refresh cached credentials") || strings.Contains(msg, "failed to retrieve credentials")
 }

@@ -11,12 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -32,7 +30,7 @@ import (
 // ends or in closes.
 func ServeStdio(ctx context.Context, srv *server.MCPServer, in io.Reader, out io.Writer) error {
 	s := server.NewStdioServer(srv)
-	s.SetErrorLogger(log.New(os.Stderr, "sheaf: ", log.LstdFlags))
+	s.SetErrorLogger(slog.NewLogLogger(slog.Default().Handler(), slog.LevelError)) // the process's one logger
 	return s.Listen(ctx, in, &lineLifter{w: out})
 }
 
@@ -56,6 +54,10 @@ type HTTPOptions struct {
 	// DefaultBodyTimeout). See bodyLimiter.
 	MaxRequestBytes int64
 	BodyTimeout     time.Duration
+	// Routes are handlers served beside the endpoint, by http.ServeMux
+	// pattern, with no credential asked (the built-in OAuth authorization
+	// server's endpoints).
+	Routes map[string]http.Handler
 }
 
 // ProtectedResource is what the transport needs of an OAuth resource
@@ -98,13 +100,16 @@ func HTTPHandler(srv *server.MCPServer, o HTTPOptions) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"ok":true}`)
 	})
+	for p, h := range o.Routes {
+		mux.Handle(p, h)
+	}
 	if o.Resource != nil {
 		meta := sdkauth.ProtectedResourceMetadataHandler(o.Resource.Metadata())
 		for _, p := range o.Resource.MetadataPaths() {
 			mux.Handle(p, meta)
 		}
 	}
-	return mux
+	return cors(o.AllowedOrigins, mux)
 }
 
 // authenticate establishes the caller before any MCP processing: the same

@@ -48,12 +48,37 @@ type Client struct {
 	Claims       map[string]any
 }
 
+// Profile shapes the server like a provider's (see Profiles): where its
+// issuer and keys are, and what its access tokens hold.
+type Profile struct {
+	Name string
+	// IssuerPath is appended to the server's base URL to make the issuer
+	// ("/TENANT/v2.0" for Entra ID, "/REGION_POOL" for Cognito); its
+	// metadata is served at both RFC 8414's inserted path and OpenID
+	// Connect's appended one.
+	IssuerPath string
+	// TrailingSlash makes the issuer end in "/" (Auth0).
+	TrailingSlash bool
+	// MetadataPaths, when set, are the only paths the metadata is served
+	// at, as the provider serves it (most only OpenID Connect discovery,
+	// appended to the issuer's path).
+	MetadataPaths []string
+	// JWKSPath is where the keys are under the base URL; "" is "/jwks".
+	JWKSPath string
+	// Token builds an access token's claims for client c granted scope
+	// (the token endpoint's scope names) for resource; nil is RFC 9068's
+	// shape (sub and client_id the client, aud the resource, scope).
+	Token func(c *Client, scope, resource string) jwt.MapClaims
+}
+
 // Server is the authorization server.
 type Server struct {
-	URL string // the issuer: http://127.0.0.1:port
+	URL  string // the issuer: http://127.0.0.1:port (and the profile's path)
+	Base string // the server's base URL
 
-	srv *httptest.Server
-	ttl time.Duration
+	srv     *httptest.Server
+	ttl     time.Duration
+	profile Profile
 
 	mu      sync.Mutex
 	keys    []signingKey // published; the last one signs
@@ -76,14 +101,30 @@ type grant struct {
 
 // New starts a server, stopped when the test ends. Its tokens live for
 // 5 minutes.
-func New(tb testing.TB) *Server {
+func New(tb testing.TB) *Server { return NewProfile(tb, Profile{}) }
+
+// NewProfile starts a server shaped by p, stopped when the test ends.
+func NewProfile(tb testing.TB, p Profile) *Server {
 	tb.Helper()
-	s := &Server{ttl: 5 * time.Minute, clients: map[string]*Client{}, codes: map[string]grant{}}
+	if p.JWKSPath == "" {
+		p.JWKSPath = "/jwks"
+	}
+	s := &Server{ttl: 5 * time.Minute, clients: map[string]*Client{}, codes: map[string]grant{}, profile: p}
 	s.Rotate()
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /.well-known/oauth-authorization-server", s.metadata)
-	mux.HandleFunc("GET /.well-known/openid-configuration", s.metadata)
-	mux.HandleFunc("GET /jwks", s.jwks)
+	for _, wk := range []string{"oauth-authorization-server", "openid-configuration"} {
+		if p.MetadataPaths != nil {
+			break
+		}
+		mux.HandleFunc("GET /.well-known/"+wk+p.IssuerPath, s.metadata)
+		if p.IssuerPath != "" {
+			mux.HandleFunc("GET "+p.IssuerPath+"/.well-known/"+wk, s.metadata)
+		}
+	}
+	for _, mp := range p.MetadataPaths {
+		mux.HandleFunc("GET "+mp, s.metadata)
+	}
+	mux.HandleFunc("GET "+p.JWKSPath, s.jwks)
 	mux.HandleFunc("POST /register", s.register)
 	mux.HandleFunc("GET /authorize", s.authorize)
 	mux.HandleFunc("POST /token", s.token)
@@ -93,13 +134,17 @@ func New(tb testing.TB) *Server {
 	}
 	s.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
 	s.srv.Start()
-	s.URL = s.srv.URL
+	s.Base = s.srv.URL
+	s.URL = s.srv.URL + p.IssuerPath
+	if p.TrailingSlash {
+		s.URL += "/"
+	}
 	tb.Cleanup(s.srv.Close)
 	return s
 }
 
 // JWKSURL is where the keys are published.
-func (s *Server) JWKSURL() string { return s.URL + "/jwks" }
+func (s *Server) JWKSURL() string { return s.Base + s.profile.JWKSPath }
 
 // AddClient registers a client.
 func (s *Server) AddClient(c Client) {
@@ -173,9 +218,9 @@ func randomHex(n int) string {
 func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"issuer":                                s.URL,
-		"authorization_endpoint":                s.URL + "/authorize",
-		"token_endpoint":                        s.URL + "/token",
-		"registration_endpoint":                 s.URL + "/register",
+		"authorization_endpoint":                s.Base + "/authorize",
+		"token_endpoint":                        s.Base + "/token",
+		"registration_endpoint":                 s.Base + "/register",
 		"jwks_uri":                              s.JWKSURL(),
 		"response_types_supported":              []string{"code"},
 		"grant_types_supported":                 []string{"authorization_code", "client_credentials"},
@@ -300,6 +345,9 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	claims := jwt.MapClaims{"sub": c.ID, "client_id": c.ID, "scope": scope}
 	if resource != "" {
 		claims["aud"] = resource
+	}
+	if s.profile.Token != nil {
+		claims = s.profile.Token(c, scope, resource)
 	}
 	maps.Copy(claims, c.Claims)
 	writeJSON(w, http.StatusOK, map[string]any{

@@ -258,6 +258,34 @@ func (s *Server) Get(t testing.TB, bucket, key string) []byte {
 	return data
 }
 
+// Has reports whether an object exists at key in bucket, failing the test
+// on any other error.
+func (s *Server) Has(t testing.TB, bucket, key string) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := s.Client(t).HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	var nf *types.NotFound
+	switch {
+	case err == nil:
+		return true
+	case errors.As(err, &nf):
+		return false
+	}
+	t.Fatalf("s3test: head %q: %v", key, err)
+	return false
+}
+
+// Delete deletes the object at key in bucket, failing the test on error.
+func (s *Server) Delete(t testing.TB, bucket, key string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := s.Client(t).DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}); err != nil {
+		t.Fatalf("s3test: delete %q: %v", key, err)
+	}
+}
+
 // PutDir uploads every file under dir to bucket, each at prefix + "/" +
 // its slash-separated path under dir ("" prefix: at that path), failing
 // the test on error.

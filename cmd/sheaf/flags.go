@@ -1,0 +1,88 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/sheaf-dev/sheaf/shared/config"
+)
+
+// flagGroups sorts the shared settings (config.Config.Flags) into groups, so
+// that each command takes, and its help shows, only the flags it uses. A
+// setting in no group fails TestEveryFlagHasAGroup.
+var flagGroups = map[string][]string{
+	"vault":   {"vault", "vault-id", "state", "log-level", "log-format", "max-note-bytes"},
+	"backend": {"search", "search-key", "vectors", "vectors-key"},
+	"embed":   {"embed-base-url", "embed-model", "embed-key", "embed-dimensions"},
+	"llm":     {"llm-base-url", "llm-model", "llm-key", "rerank-url", "rerank-key"},
+	"writes":  {"immutable-paths", "ledger"},
+	"server": {"http", "token", "keys", "oauth-issuer", "oauth-audience", "oauth-jwks-url", "oauth-scope-prefix",
+		"oauth-builtin", "oauth-client-ids", "oauth-private-client-hosts", "oauth-token-audiences",
+		"allowed-origins", "profile", "max-response-bytes", "max-attachment-bytes", "index-wait", "no-watch", "cursor-key"},
+}
+
+// commandGroups says which groups each command takes. A command missing
+// here (one added without a line) takes every flag.
+var commandGroups = map[string][]string{
+	"serve":     {"vault", "backend", "embed", "llm", "writes", "server"},
+	"index":     {"vault"},
+	"search":    {"vault"},
+	"health":    {"vault"},
+	"reconcile": {"vault", "backend", "embed"},
+	"related":   {"vault", "backend", "embed"},
+	"embed":     {"vault", "backend", "embed"},
+	"answer":    {"vault", "backend", "embed", "llm"},
+	"eval":      {"vault", "backend", "embed", "llm"},
+	"write":     {"vault", "backend", "writes"},
+	"mv":        {"vault", "backend", "writes"},
+	"rm":        {"vault", "backend", "writes"},
+	"restore":   {"vault", "backend", "writes"},
+	"migrate":   {"vault"},
+	"where":     {"vault"},
+}
+
+// quietCommands answer one request from the shell: they log warnings and
+// errors only, unless --log-level says otherwise.
+var quietCommands = []string{"search", "health", "related", "embed", "answer", "eval", "write", "mv", "rm", "restore", "migrate", "where"}
+
+// withConfig registers the settings cmd uses on it and returns the config,
+// filled from flags and then SHEAF_* variables before cmd runs; settings a
+// command does not take keep their defaults. It checks --log-level and
+// --log-format before the command runs.
+func withConfig(cmd *cobra.Command) *config.Config {
+	cfg := &config.Config{}
+	all := pflag.NewFlagSet(cmd.Name(), pflag.ContinueOnError)
+	cfg.Flags(all)
+	if slices.Contains(quietCommands, cmd.Name()) {
+		cfg.LogLevel = "warn"
+		all.Lookup("log-level").DefValue = "warn"
+	}
+	groups, known := commandGroups[cmd.Name()]
+	all.VisitAll(func(f *pflag.Flag) {
+		if !known || slices.ContainsFunc(groups, func(g string) bool { return slices.Contains(flagGroups[g], f.Name) }) {
+			cmd.Flags().AddFlag(f)
+		}
+	})
+	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
+		if err := config.Env(cmd.Flags()); err != nil {
+			return err
+		}
+		if _, err := newLogger(cfg.LogLevel, cfg.LogFormat, cmd.ErrOrStderr()); err != nil {
+			return err
+		}
+		logFormat = cfg.LogFormat
+		return nil
+	}
+	return cfg
+}
+
+// vaultFirst takes the vault from the first argument, the form from before
+// --vault was the one way to name it, and says so on stderr.
+func vaultFirst(cmd *cobra.Command, cfg *config.Config, args []string) []string {
+	fmt.Fprintf(cmd.ErrOrStderr(), "sheaf: naming the vault as the first argument is deprecated: use --vault %q (or SHEAF_VAULT)\n", args[0])
+	cfg.Vault = args[0]
+	return args[1:]
+}
