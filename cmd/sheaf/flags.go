@@ -21,7 +21,7 @@ var flagGroups = map[string][]string{
 	"writes":  {"immutable-paths", "ledger"},
 	"server": {"http", "token", "keys", "oauth-issuer", "oauth-audience", "oauth-jwks-url", "oauth-scope-prefix",
 		"oauth-builtin", "oauth-client-ids", "oauth-private-client-hosts", "oauth-token-audiences",
-		"allowed-origins", "profile", "max-response-bytes", "max-attachment-bytes", "index-wait", "no-watch", "cursor-key"},
+		"allowed-origins", "profile", "max-request-bytes", "max-response-bytes", "max-attachment-bytes", "index-wait", "no-watch", "cursor-key"},
 }
 
 // commandGroups says which groups each command takes. A command missing
