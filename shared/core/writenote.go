@@ -338,6 +338,11 @@ func (s *Core) appendOnce(ctx context.Context, v *Vault, path string, in WriteNo
 // record: tests stop the call there, as a crash would.
 var appendLandedHook = func() {}
 
+// SetAppendLandedHook makes f run between every idempotent append's note
+// write and its record, for crash tests of a whole process (sheaf serve
+// under SHEAF_TEST_HANG_AFTER_APPEND). Not for use otherwise.
+func SetAppendLandedHook(f func()) { appendLandedHook = f }
+
 func readAppendRecord(ctx context.Context, st store.Store, p string) (*appendRecord, string, error) {
 	data, obj, err := st.Get(ctx, p, 1<<16)
 	switch {
