@@ -98,3 +98,35 @@ func TestConcurrentMovesTwoProcesses(t *testing.T) {
 	}
 	t.Logf("two processes, %d pairs moved at once: %d links dangling, %d not rewritten", pairs, len(d), not)
 }
+
+// TestMoveFollowsRenamedLinker: a person renames a note on disk and, at
+// once, a client moves the note it links to; the server's watcher may not
+// have reported the rename yet. The move follows the linking note to its
+// new name: no link is left dangling.
+func TestMoveFollowsRenamedLinker(t *testing.T) {
+	const n = 20
+	root := filepath.Join(t.TempDir(), "v")
+	for i := range n {
+		writeFile(t, root, fmt.Sprintf("Target %d.md", i), "# Target\n")
+		writeFile(t, root, fmt.Sprintf("Linker %d.md", i), fmt.Sprintf("See [[Target %d]].\n", i))
+	}
+	s := stdioSession(t, root)
+	waitReady(t, s)
+	for i := range n {
+		if err := os.Rename(filepath.Join(root, fmt.Sprintf("Linker %d.md", i)), filepath.Join(root, fmt.Sprintf("Renamed linker %d.md", i))); err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			NotRewritten []map[string]any `json:"not_rewritten"`
+		}
+		callJSON(t, s, "move_note", map[string]any{"path": fmt.Sprintf("Target %d.md", i), "new_path": fmt.Sprintf("Moved/Goal %d.md", i)}, &out)
+		if len(out.NotRewritten) > 0 {
+			t.Errorf("move %d: not rewritten %v", i, out.NotRewritten)
+		}
+	}
+	d := danglingOnDisk(t, root)
+	if len(d) > 0 {
+		t.Errorf("%d links dangling: %v", len(d), d[:min(len(d), 5)])
+	}
+	t.Logf("%d linking notes renamed on disk right before the move of their target: %d links dangling", n, len(d))
+}
