@@ -37,6 +37,10 @@ import (
 type vaultState struct {
 	cursors atomic.Pointer[auth.Cursors] // the cursor signer, loaded on first use
 
+	// writes is held shared by every write tool and exclusively by a
+	// move (movelock.go).
+	writes sync.RWMutex
+
 	mu     sync.Mutex
 	scopes map[string]*scope // by allowlist rules
 	caches map[any]any       // what the tool families keep (see cached)

@@ -37,6 +37,7 @@ func (s *Core) WriteNote(ctx context.Context, in WriteNoteIn) (*writeNoteOut, er
 	if err != nil {
 		return nil, err
 	}
+	defer v.writing()()
 	path, err := writablePath("path", in.Path)
 	if err != nil {
 		return nil, err
@@ -390,6 +391,7 @@ func (s *Core) ApplyEdits(ctx context.Context, in editsIn) (*editsOut, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer v.writing()()
 	path, err := notePath(ctx, v, "path", in.Path)
 	if err != nil {
 		return nil, err
@@ -441,6 +443,7 @@ func (s *Core) PatchSection(ctx context.Context, in patchIn) (*patchOut, error) 
 	if err != nil {
 		return nil, err
 	}
+	defer v.writing()()
 	t := vault.PatchTarget{HeadingPath: in.HeadingPath, Block: in.Block, FrontmatterKey: in.FrontmatterKey}
 	arg, n := "heading_path", 0
 	for name, set := range map[string]bool{"heading_path": len(in.HeadingPath) > 0, "block": in.Block != "", "frontmatter_key": in.FrontmatterKey != ""} {
@@ -502,6 +505,7 @@ func (s *Core) DeleteNote(ctx context.Context, in DeleteNoteIn) (*deleteOut, err
 	if err != nil {
 		return nil, err
 	}
+	defer v.writing()()
 	path, err := notePath(ctx, v, "path", in.Path)
 	if err != nil {
 		return nil, err
@@ -565,6 +569,7 @@ func (s *Core) RestoreNote(ctx context.Context, va VaultArg, trashPath string) (
 	if err != nil {
 		return "", WriteIndex{}, err
 	}
+	defer v.writing()()
 	p, err := cleanArg("trash_path", trashPath)
 	if err != nil {
 		return "", WriteIndex{}, err

@@ -32,6 +32,7 @@ func (s *Core) CompleteDirective(ctx context.Context, in completeIn) (*completeO
 	if err != nil {
 		return nil, err
 	}
+	defer v.writing()()
 	path, err := notePath(ctx, v, "path", in.Path)
 	if err != nil {
 		return nil, err
@@ -105,6 +106,7 @@ func (s *Core) FilePage(ctx context.Context, in filePageIn) (*filePageOut, error
 	if err != nil {
 		return nil, err
 	}
+	defer v.writing()()
 	path, err := writablePath("path", in.Path)
 	if err != nil {
 		return nil, err
