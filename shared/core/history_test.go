@@ -140,3 +140,161 @@ func TestWriteKeepsExternalEdit(t *testing.T) {
 		t.Errorf("history:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+func TestHistoryTools(t *testing.T) {
+	s, v, _ := historyServer(t)
+	ctx := asKey(context.Background(), "k1", "alice")
+	p := "Inbox/Tools.md"
+	c1, err := s.WriteNote(ctx, WriteNoteIn{Path: p, Content: "# T\n\none\ntwo\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := s.WriteNote(ctx, WriteNoteIn{Path: p, Content: "# T\n\none\nTWO\nthree\n", Mode: "overwrite", ExpectedHash: c1.ContentHash})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.NoteHistory(ctx, noteHistoryIn{Path: "Inbox/Tools"})
+	if err != nil || len(h.Versions) != 2 || h.Versions[0].Hash != c2.ContentHash || h.Versions[1].Hash != c1.ContentHash {
+		t.Fatalf("note_history: %+v %v", h, err)
+	}
+	// paged
+	h1, err := s.NoteHistory(ctx, noteHistoryIn{Path: p, Limit: 1})
+	if err != nil || len(h1.Versions) != 1 || !h1.More || h1.NextAfter == "" {
+		t.Fatalf("page 1: %+v %v", h1, err)
+	}
+	h2, err := s.NoteHistory(ctx, noteHistoryIn{Path: p, Limit: 1, After: h1.NextAfter})
+	if err != nil || len(h2.Versions) != 1 || h2.More || h2.Versions[0].ID != h.Versions[1].ID {
+		t.Fatalf("page 2: %+v %v", h2, err)
+	}
+	old := h.Versions[1].ID
+	r, err := s.ReadNote(ctx, readNoteIn{Path: p, Version: old})
+	if err != nil || r.Content != "# T\n\none\ntwo\n" || r.ContentHash != c1.ContentHash || r.Version == nil || r.Version.Author.Subject != "key:k1" {
+		t.Fatalf("read_note version: %+v %v", r, err)
+	}
+	wantKind(t, "unknown version", errOf(s.ReadNote(ctx, readNoteIn{Path: p, Version: "999999"})), KindNoteNotFound)
+	d, err := s.DiffNote(ctx, diffNoteIn{Path: p, From: old})
+	if err != nil || d.Added != 2 || d.Removed != 1 || !strings.Contains(d.Diff, "-two\n+TWO\n+three\n") || d.NextHunk != nil {
+		t.Fatalf("diff_note: %+v %v", d, err)
+	}
+	// restore: compare-and-swap, a new version
+	wantKind(t, "restore, stale", errOf(s.RestoreVersion(ctx, restoreNoteIn{Path: p, Version: old, ExpectedHash: c1.ContentHash})), KindProposalStale)
+	rs, err := s.RestoreVersion(ctx, restoreNoteIn{Path: p, Version: old, ExpectedHash: c2.ContentHash})
+	if err != nil || rs.ContentHash != c1.ContentHash || rs.Created || rs.Restored.ID != old {
+		t.Fatalf("restore: %+v %v", rs, err)
+	}
+	vs := versions(t, v, p)
+	if len(vs) != 3 || vs[0].Op != history.OpRestore || vs[0].Restored != old || vs[0].ID != rs.Version {
+		t.Errorf("after restore: %s", describe(vs))
+	}
+	// a deleted note is restored by its path
+	if _, err := s.DeleteNote(ctx, DeleteNoteIn{Path: p, Confirm: true}); err != nil {
+		t.Fatal(err)
+	}
+	rs, err = s.RestoreVersion(ctx, restoreNoteIn{Path: p, Version: h.Versions[0].ID})
+	if err != nil || !rs.Created || rs.ContentHash != c2.ContentHash {
+		t.Fatalf("restore deleted: %+v %v", rs, err)
+	}
+	// folder-scoped: the history of a hidden note is hidden; a note moved
+	// out of a hidden folder shows only its versions since.
+	scoped := asKey(context.Background(), "k3", "carol", "Projects/")
+	if _, err := s.MoveNote(ctx, MoveNoteIn{Path: p, NewPath: "Projects/Tools.md"}); err != nil {
+		t.Fatal(err)
+	}
+	hs, err := s.NoteHistory(scoped, noteHistoryIn{Path: "Projects/Tools.md"})
+	if err != nil || len(hs.Versions) != 1 || hs.Versions[0].Op != history.OpMove || hs.More {
+		t.Errorf("scoped history: %+v %v", hs, err)
+	}
+	wantKind(t, "scoped read of a hidden version", errOf(s.ReadNote(scoped, readNoteIn{Path: "Projects/Tools.md", Version: old})), KindNoteNotFound)
+}
+
+func TestUndoTransaction(t *testing.T) {
+	s, v, dir := historyServer(t)
+	ctx := context.Background()
+	a, err := s.WriteNote(ctx, WriteNoteIn{Path: "Inbox/A.md", Content: "a1\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.WriteNote(ctx, WriteNoteIn{Path: "Inbox/B.md", Content: "b1\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := TxArg{"consolidate"}
+	if _, err := s.WriteNote(ctx, WriteNoteIn{TxArg: tx, Path: "Inbox/A.md", Content: "a2\n", Mode: "overwrite", ExpectedHash: a.ContentHash}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.WriteNote(ctx, WriteNoteIn{TxArg: tx, Path: "Inbox/C.md", Content: "c\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteNote(ctx, DeleteNoteIn{TxArg: tx, Path: "Inbox/B.md", Confirm: true}); err != nil {
+		t.Fatal(err)
+	}
+	dry, err := s.UndoTransaction(ctx, undoIn{Transaction: "consolidate", DryRun: true})
+	if err != nil || len(dry.Changes) != 3 || len(dry.Conflicts) != 0 {
+		t.Fatalf("dry run: %+v %v", dry, err)
+	}
+	if readFile(t, dir, "Inbox/A.md") != "a2\n" {
+		t.Fatal("the dry run wrote")
+	}
+	// A later write to one of them refuses the undo, naming it.
+	c := readFile(t, dir, "Inbox/C.md")
+	if _, err := s.WriteNote(ctx, WriteNoteIn{Path: "Inbox/C.md", Content: "c later\n", Mode: "overwrite", ExpectedHash: hashOf([]byte(c))}); err != nil {
+		t.Fatal(err)
+	}
+	te := wantKind(t, "undo after a later write", errOf(s.UndoTransaction(ctx, undoIn{Transaction: "consolidate"})), KindProposalStale)
+	if te != nil && fmt.Sprint(te.Fields["paths"]) != "[Inbox/C.md]" {
+		t.Errorf("conflicts: %v", te.Fields)
+	}
+	if readFile(t, dir, "Inbox/A.md") != "a2\n" {
+		t.Fatal("a refused undo wrote")
+	}
+	// Undo the later write (its own transaction), then the transaction.
+	if _, err := s.WriteNote(ctx, WriteNoteIn{TxArg: TxArg{"later"}, Path: "Inbox/D.md", Content: "d\n"}); err != nil {
+		t.Fatal(err)
+	}
+	vs := versions(t, v, "Inbox/C.md")
+	if _, err := s.RestoreVersion(ctx, restoreNoteIn{Path: "Inbox/C.md", Version: vs[1].ID}); err != nil {
+		t.Fatal(err)
+	}
+	// C now holds the transaction's content but a newer version: still refused.
+	wantKind(t, "undo after a restore", errOf(s.UndoTransaction(ctx, undoIn{Transaction: "consolidate"})), KindProposalStale)
+	out, err := s.UndoTransaction(ctx, undoIn{Transaction: "later"})
+	if err != nil || len(out.Changes) != 1 || out.Changes[0].Action != "delete" {
+		t.Fatalf("undo later: %+v %v", out, err)
+	}
+	if _, err := v.Store.Stat(ctx, "Inbox/D.md"); err == nil {
+		t.Error("D.md survived the undo of its creation")
+	}
+	// A clean undo: an overwrite, a create, a move and a delete reverted.
+	clean := TxArg{"clean"}
+	if _, err := s.WriteNote(ctx, WriteNoteIn{TxArg: clean, Path: "Inbox/A.md", Content: "a3\n", Mode: "overwrite", ExpectedHash: hashOf([]byte("a2\n"))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.WriteNote(ctx, WriteNoteIn{TxArg: clean, Path: "Inbox/E.md", Content: "e\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.MoveNote(ctx, MoveNoteIn{TxArg: clean, Path: "Inbox/C.md", NewPath: "Inbox/C2.md"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteNote(ctx, DeleteNoteIn{TxArg: clean, Path: "Inbox/A.md", Confirm: true}); err != nil {
+		t.Fatal(err)
+	}
+	out, err = s.UndoTransaction(WithTool(ctx, "undo_transaction"), undoIn{Transaction: "clean"})
+	if err != nil || len(out.Changes) != 4 {
+		t.Fatalf("undo clean: %+v %v", out, err)
+	}
+	if got := readFile(t, dir, "Inbox/A.md"); got != "a2\n" {
+		t.Errorf("A after undo: %q", got)
+	}
+	if got := readFile(t, dir, "Inbox/C.md"); got != "c\n" {
+		t.Errorf("C after undo: %q", got)
+	}
+	for _, gone := range []string{"Inbox/E.md", "Inbox/C2.md"} {
+		if _, err := v.Store.Stat(ctx, gone); err == nil {
+			t.Errorf("%s survived the undo", gone)
+		}
+	}
+	if vs := versions(t, v, "Inbox/A.md"); vs[0].Op != history.OpRestore || vs[0].Tool != "undo_transaction" {
+		t.Errorf("A's history: %s", describe(vs))
+	}
+	_ = b
+}
