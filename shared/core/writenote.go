@@ -19,6 +19,7 @@ import (
 type WriteNoteIn struct {
 	VaultArg
 	TxArg
+	ConflictArg
 	Path           string `json:"path" jsonschema:"Vault-relative path of the note, ending in .md, e.g. \"Inbox/idea.md\"." schema:"minLength=1"`
 	Content        string `json:"content" jsonschema:"The Markdown to write; for append, the text to add."`
 	Mode           string `json:"mode,omitempty" jsonschema:"create (default): a new note; overwrite: replace the whole note (expected_hash required); append: add content at the end, on a new line." schema:"enum=create|overwrite|append,default=create"`
@@ -28,6 +29,7 @@ type WriteNoteIn struct {
 
 type writeNoteOut struct {
 	noteResult
+	MergeInfo
 	Mode     string `json:"mode"`
 	Created  bool   `json:"created"`
 	Replayed bool   `json:"replayed,omitempty" jsonschema:"an append with this idempotency_key had already landed: nothing was written now"`
@@ -50,6 +52,10 @@ func (s *Core) WriteNote(ctx context.Context, in WriteNoteIn) (*writeNoteOut, er
 	if in.Mode == "" {
 		in.Mode = "create"
 	}
+	if in.OnConflict == "merge" && in.Mode != "overwrite" {
+		return nil, newError(KindArgsInvalid, map[string]any{"argument": "on_conflict"},
+			"on_conflict merge is for mode overwrite: create is once-only and append never conflicts.")
+	}
 	if in.IdempotencyKey != "" && in.Mode != "append" {
 		return nil, newError(KindArgsInvalid, map[string]any{"argument": "idempotency_key"},
 			"idempotency_key is for mode append: create is already once-only (note-exists) and overwrite is guarded by expected_hash.")
@@ -65,11 +71,11 @@ func (s *Core) WriteNote(ctx context.Context, in WriteNoteIn) (*writeNoteOut, er
 		if err := v.mustBeMutable("path", path, "overwritten"); err != nil {
 			return nil, err
 		}
-		prev, _, data, err := v.mutate(ctx, path, in.ExpectedHash, history.OpOverwrite, func(*current) ([]byte, error) { return []byte(in.Content), nil })
+		prev, data, mi, err := v.mutateOn(ctx, in.ConflictArg, path, in.ExpectedHash, history.OpOverwrite, func(*current) ([]byte, error) { return []byte(in.Content), nil })
 		if err != nil {
 			return nil, err
 		}
-		out := &writeNoteOut{noteResult: s.noteResult(ctx, v, "write", path+" (overwrite)", prev.path, prev, data), Mode: in.Mode}
+		out := &writeNoteOut{noteResult: s.noteResult(ctx, v, "write", path+" (overwrite)", prev.path, prev, data), MergeInfo: mi, Mode: in.Mode}
 		return out, nil
 	default:
 		if err := v.mustBeMutable("path", path, "appended to"); err != nil {
@@ -399,6 +405,7 @@ func pruneAppendRecords(ctx context.Context, st store.Store) {
 type editsIn struct {
 	VaultArg
 	TxArg
+	ConflictArg
 	Path         string       `json:"path" jsonschema:"Vault-relative path of the note." schema:"minLength=1"`
 	Edits        []vault.Edit `json:"edits" jsonschema:"Find-and-replace edits, applied in order; each find must occur exactly once in the text the edits before it left." schema:"minItems=1,maxItems=200"`
 	ExpectedHash string       `json:"expected_hash,omitempty" jsonschema:"The content_hash read_note returned: fail with proposal-stale if the note changed at all since." schema:"pattern=^[0-9a-fA-F]{64}$"`
@@ -406,6 +413,7 @@ type editsIn struct {
 
 type editsOut struct {
 	noteResult
+	MergeInfo
 	Applied int `json:"applied" jsonschema:"edits applied (all of them)"`
 }
 
@@ -429,7 +437,7 @@ func (s *Core) ApplyEdits(ctx context.Context, in editsIn) (*editsOut, error) {
 				"Edit %d has an empty find: give the exact text to replace.", i)
 		}
 	}
-	prev, _, data, err := v.mutate(ctx, path, in.ExpectedHash, history.OpEdit, func(c *current) ([]byte, error) {
+	prev, data, mi, err := v.mutateOn(ctx, in.ConflictArg, path, in.ExpectedHash, history.OpEdit, func(c *current) ([]byte, error) {
 		out, err := vault.ApplyEdits(c.data, in.Edits)
 		if err != nil {
 			return nil, matchError("edits", err)
@@ -442,12 +450,13 @@ func (s *Core) ApplyEdits(ctx context.Context, in editsIn) (*editsOut, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &editsOut{noteResult: s.noteResult(ctx, v, "edit", path, prev.path, prev, data), Applied: len(in.Edits)}, nil
+	return &editsOut{noteResult: s.noteResult(ctx, v, "edit", path, prev.path, prev, data), MergeInfo: mi, Applied: len(in.Edits)}, nil
 }
 
 type patchIn struct {
 	VaultArg
 	TxArg
+	ConflictArg
 	Path           string   `json:"path" jsonschema:"Vault-relative path of the note." schema:"minLength=1"`
 	HeadingPath    []string `json:"heading_path,omitempty" jsonschema:"The section's heading title, after the titles of headings above it if needed to tell it apart: [\"Plan\", \"Risks\"]. Titles as read_outline shows them; [\"#id\"] names a heading by its read_outline id." schema:"minItems=1,maxItems=12,minLength=1"`
 	Block          string   `json:"block,omitempty" jsonschema:"A block id (the ^id at the end of a paragraph or list item), with or without ^." schema:"minLength=1,maxLength=200"`
@@ -459,6 +468,7 @@ type patchIn struct {
 
 type patchOut struct {
 	noteResult
+	MergeInfo
 	Target string `json:"target" jsonschema:"what was patched"`
 }
 
@@ -487,7 +497,7 @@ func (s *Core) PatchSection(ctx context.Context, in patchIn) (*patchOut, error) 
 	if err := v.mustBeMutable("path", path, "edited"); err != nil {
 		return nil, err
 	}
-	prev, _, data, err := v.mutate(ctx, path, in.ExpectedHash, history.OpEdit, func(c *current) ([]byte, error) {
+	prev, data, mi, err := v.mutateOn(ctx, in.ConflictArg, path, in.ExpectedHash, history.OpEdit, func(c *current) ([]byte, error) {
 		out, err := vault.PatchSection(c.data, t, vault.PatchOp(in.Operation), in.Content)
 		if err != nil {
 			return nil, matchError(arg, err)
@@ -500,7 +510,7 @@ func (s *Core) PatchSection(ctx context.Context, in patchIn) (*patchOut, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &patchOut{noteResult: s.noteResult(ctx, v, "patch", path+" ("+t.String()+")", prev.path, prev, data), Target: t.String()}, nil
+	return &patchOut{noteResult: s.noteResult(ctx, v, "patch", path+" ("+t.String()+")", prev.path, prev, data), MergeInfo: mi, Target: t.String()}, nil
 }
 
 type DeleteNoteIn struct {
