@@ -78,6 +78,7 @@ func define[In, Out any](sp Spec, fn func(ctx context.Context, in In) (*Out, err
 	)
 	tool.InputSchema.Type = "" // the raw schema above is the one
 	handler := func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
+		ctx = core.WithTool(ctx, name) // history names the tool of each version
 		c := callFrom(ctx)
 		if c == nil {
 			c = core.NewCall(0)
