@@ -18,7 +18,7 @@ var flagGroups = map[string][]string{
 	"backend": {"search", "search-key", "vectors", "vectors-key"},
 	"embed":   {"embed-base-url", "embed-model", "embed-key", "embed-dimensions"},
 	"llm":     {"llm-base-url", "llm-model", "llm-key", "rerank-url", "rerank-key"},
-	"writes":  {"immutable-paths", "ledger"},
+	"writes":  {"immutable-paths", "ledger", "history", "history-days", "history-keep"},
 	"server": {"http", "token", "keys", "oauth-issuer", "oauth-audience", "oauth-jwks-url", "oauth-scope-prefix",
 		"oauth-builtin", "oauth-client-ids", "oauth-private-client-hosts", "oauth-token-audiences",
 		"allowed-origins", "profile", "max-request-bytes", "max-response-bytes", "max-attachment-bytes", "index-wait", "no-watch", "cursor-key"},

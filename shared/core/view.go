@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/sheaf-dev/sheaf/shared/auth"
+	"github.com/sheaf-dev/sheaf/shared/history"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -44,6 +45,8 @@ type vaultState struct {
 	mu     sync.Mutex
 	scopes map[string]*scope // by allowlist rules
 	caches map[any]any       // what the tool families keep (see cached)
+
+	locks history.PathLocks // the writes' path locks (history.go)
 }
 
 // cached returns what v and every caller's view of it keep under key

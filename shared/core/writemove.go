@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"github.com/sheaf-dev/sheaf/shared/auth"
+	"github.com/sheaf-dev/sheaf/shared/history"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
 type MoveNoteIn struct {
 	VaultArg
+	TxArg
 	Path         string `json:"path" jsonschema:"Vault-relative path of the note to move." schema:"minLength=1"`
 	NewPath      string `json:"new_path" jsonschema:"Its new vault-relative path, ending in .md." schema:"minLength=1"`
 	ExpectedHash string `json:"expected_hash,omitempty" jsonschema:"The content_hash read_note returned: fail with proposal-stale if the note changed since." schema:"pattern=^[0-9a-fA-F]{64}$"`
@@ -71,6 +73,7 @@ type sourceNote struct {
 // brought up to date with the recent moves of every process, and follows
 // a linking note that moved meanwhile to its new path.
 func (s *Core) MoveNote(ctx context.Context, in MoveNoteIn) (*moveOut, error) {
+	ctx = withTx(ctx, in.TxArg)
 	v, _, err := s.open(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
@@ -231,12 +234,7 @@ func (s *Core) moveLocked(ctx context.Context, v, base *Vault, in MoveNoteIn, fr
 	if moved.text != nil {
 		data = moved.text
 	}
-	created, err := v.createObj(ctx, "new_path", to, data)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := v.Store.Delete(ctx, from, moved.cur.obj.ETag); err != nil {
-		_ = v.Store.Delete(ctx, to, created.ETag)
+	if err := v.move(ctx, moved.cur, to, data); err != nil {
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 			return nil, nil, staleError(from, in.ExpectedHash, v.currentHash(ctx, from))
 		}
@@ -276,6 +274,29 @@ func (s *Core) moveLocked(ctx context.Context, v, base *Vault, in MoveNoteIn, fr
 	sort.Slice(out.Rewritten, func(i, j int) bool { return out.Rewritten[i].Path < out.Rewritten[j].Path })
 	out.Index, out.Ledger = s.written(ctx, v, "move", from+" -> "+to, changed...)
 	return out, others, nil
+}
+
+// move creates the note at to with data, then deletes the note cur was
+// read as if it is still that version (else undoes the create), and
+// records both versions: OpMove at to, OpMoveAway at the old path.
+func (v *Vault) move(ctx context.Context, cur *current, to string, data []byte) error {
+	unlock := v.lockPaths(cur.path, to)
+	defer unlock()
+	in := v.change(ctx, to, history.OpMove, data, nil)
+	in.From = cur.path
+	created, err := v.createUnrecorded(ctx, "new_path", in)
+	if err != nil {
+		return err
+	}
+	if err := v.Store.Delete(ctx, cur.path, cur.obj.ETag); err != nil {
+		_ = v.Store.Delete(ctx, to, created.ETag)
+		return err
+	}
+	in.Object = created
+	out := v.change(ctx, cur.path, history.OpMoveAway, nil, cur)
+	out.To, out.Object, out.Time = to, cur.obj, in.Time
+	v.record(ctx, in, out)
+	return nil
 }
 
 // errGone is a source note that vanished before it could be read.
@@ -326,7 +347,7 @@ func (s *Core) rewriteSource(ctx context.Context, v *Vault, plan *vault.MovePlan
 // re-planning it when it changed since it was read.
 func (s *Core) writeRewrite(ctx context.Context, v *Vault, plan *vault.MovePlan, p string, sn *sourceNote) error {
 	for attempt := 0; ; attempt++ {
-		_, err := v.putIfMatch(ctx, sn.cur, sn.text)
+		_, err := v.putIfMatch(ctx, sn.cur, sn.text, history.OpEdit)
 		if err == nil {
 			return nil
 		}
