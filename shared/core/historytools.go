@@ -257,6 +257,7 @@ func (s *Core) RestoreVersion(ctx context.Context, in restoreNoteIn) (*restoreNo
 	if err != nil {
 		return nil, err
 	}
+	defer v.writing()()
 	p, err := historyPath(ctx, v, "path", in.Path)
 	if err != nil {
 		return nil, err
@@ -364,6 +365,7 @@ func (s *Core) UndoTransaction(ctx context.Context, in undoIn) (*undoOut, error)
 	if err != nil {
 		return nil, err
 	}
+	defer v.writing()()
 	h, err := v.historyOf()
 	if err != nil {
 		return nil, err
