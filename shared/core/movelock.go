@@ -90,8 +90,9 @@ func (v *Vault) writing() func() {
 }
 
 // lockMoves takes the vault's move lock: the writes lock of this process,
-// then the lock object. It waits for another holder up to moveLockWait (or
-// ctx's end), then answers target-is-being-edited.
+// then the lock object. It waits for another holder up to moveLockWait
+// (MaxWait when shorter, or ctx's end), then answers
+// target-is-being-edited.
 func (v *Vault) lockMoves(ctx context.Context) (*moveLease, error) {
 	st := v.state()
 	st.writes.Lock()
@@ -99,7 +100,11 @@ func (v *Vault) lockMoves(ctx context.Context) (*moveLease, error) {
 	var id [12]byte
 	_, _ = crand.Read(id[:])
 	holder := hex.EncodeToString(id[:])
-	deadline := time.Now().Add(moveLockWait)
+	wait := moveLockWait
+	if v.MaxWait > 0 {
+		wait = min(wait, v.MaxWait) // a platform's request limit (API Gateway)
+	}
+	deadline := time.Now().Add(wait)
 	for attempt := 0; ; attempt++ {
 		ok, err := l.try(ctx, holder)
 		if err != nil {

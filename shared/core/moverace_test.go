@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sheaf-dev/sheaf/indexer"
 	"github.com/sheaf-dev/sheaf/shared/store"
@@ -343,5 +345,50 @@ func TestMoveReportsImmutableLinks(t *testing.T) {
 	}
 	if d := dangling(t, st); len(d) != 1 || d[0] != "sources/Capture.md: Target" {
 		t.Errorf("dangling: %v, want only the immutable note's", d)
+	}
+}
+
+// TestMoveLockHeldAndLapsed: a lock another process holds makes a move
+// wait, then answer target-is-being-edited with retry_after_ms (nothing
+// moved); a lock whose holder died (lapsed) is taken over at once.
+func TestMoveLockHeldAndLapsed(t *testing.T) {
+	st, err := fs.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ctx := context.Background()
+	pairVault(t, st, 1)
+	ix := indexStore(t, st)
+	s, err := New(&Vault{ID: "v", Store: st, Text: ix.Text, Catalogs: LiveCatalog{C: ix.Catalog}, Reindex: ix, Ledger: "off", MaxWait: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold := func(expires time.Time) {
+		data, _ := json.Marshal(moveLockBody{Holder: "another", Expires: expires})
+		if _, err := st.Put(ctx, moveLockPath, data, store.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := MoveNoteIn{Path: "Pairs/Alpha 0.md", NewPath: "Moved/First 0.md"}
+	hold(time.Now().Add(time.Minute))
+	te := wantKind(t, "a move while another holds the lock", errOf(s.MoveNote(ctx, in)), KindTargetIsBeingEdited)
+	if te != nil && te.Fields["retry_after_ms"] == nil {
+		t.Errorf("no retry_after_ms: %+v", te.Fields)
+	}
+	if _, err := st.Stat(ctx, in.Path); err != nil {
+		t.Errorf("the refused move moved the note: %v", err)
+	}
+	hold(time.Now().Add(-time.Second))
+	if _, err := s.MoveNote(ctx, in); err != nil {
+		t.Fatalf("a move over a lapsed lock: %v", err)
+	}
+	data, _, err := st.Get(ctx, moveLockPath, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body moveLockBody
+	if err := json.Unmarshal(data, &body); err != nil || body.Holder != "" || len(body.Journal) != 1 || body.Journal[0].To != in.NewPath {
+		t.Errorf("after the move the lock object reads %s (%v)", data, err)
 	}
 }
