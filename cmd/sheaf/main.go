@@ -47,6 +47,7 @@ func rootCmd() *cobra.Command {
 	root.AddCommand(evalCmd())
 	root.AddCommand(embedCmd())
 	root.AddCommand(writeCmd(), mvCmd(), rmCmd(), restoreCmd())
+	root.AddCommand(logCmd(), diffCmd(), undoCmd())
 	root.AddCommand(keysCmd())
 	root.AddCommand(stateCmd())
 	root.AddCommand(syncCmd())

@@ -153,16 +153,16 @@ func TestHistoryTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := s.NoteHistory(ctx, noteHistoryIn{Path: "Inbox/Tools"})
+	h, err := s.NoteHistory(ctx, NoteHistoryIn{Path: "Inbox/Tools"})
 	if err != nil || len(h.Versions) != 2 || h.Versions[0].Hash != c2.ContentHash || h.Versions[1].Hash != c1.ContentHash {
 		t.Fatalf("note_history: %+v %v", h, err)
 	}
 	// paged
-	h1, err := s.NoteHistory(ctx, noteHistoryIn{Path: p, Limit: 1})
+	h1, err := s.NoteHistory(ctx, NoteHistoryIn{Path: p, Limit: 1})
 	if err != nil || len(h1.Versions) != 1 || !h1.More || h1.NextAfter == "" {
 		t.Fatalf("page 1: %+v %v", h1, err)
 	}
-	h2, err := s.NoteHistory(ctx, noteHistoryIn{Path: p, Limit: 1, After: h1.NextAfter})
+	h2, err := s.NoteHistory(ctx, NoteHistoryIn{Path: p, Limit: 1, After: h1.NextAfter})
 	if err != nil || len(h2.Versions) != 1 || h2.More || h2.Versions[0].ID != h.Versions[1].ID {
 		t.Fatalf("page 2: %+v %v", h2, err)
 	}
@@ -172,13 +172,13 @@ func TestHistoryTools(t *testing.T) {
 		t.Fatalf("read_note version: %+v %v", r, err)
 	}
 	wantKind(t, "unknown version", errOf(s.ReadNote(ctx, readNoteIn{Path: p, Version: "999999"})), KindNoteNotFound)
-	d, err := s.DiffNote(ctx, diffNoteIn{Path: p, From: old})
+	d, err := s.DiffNote(ctx, DiffNoteIn{Path: p, From: old})
 	if err != nil || d.Added != 2 || d.Removed != 1 || !strings.Contains(d.Diff, "-two\n+TWO\n+three\n") || d.NextHunk != nil {
 		t.Fatalf("diff_note: %+v %v", d, err)
 	}
 	// restore: compare-and-swap, a new version
-	wantKind(t, "restore, stale", errOf(s.RestoreVersion(ctx, restoreNoteIn{Path: p, Version: old, ExpectedHash: c1.ContentHash})), KindProposalStale)
-	rs, err := s.RestoreVersion(ctx, restoreNoteIn{Path: p, Version: old, ExpectedHash: c2.ContentHash})
+	wantKind(t, "restore, stale", errOf(s.RestoreVersion(ctx, RestoreNoteIn{Path: p, Version: old, ExpectedHash: c1.ContentHash})), KindProposalStale)
+	rs, err := s.RestoreVersion(ctx, RestoreNoteIn{Path: p, Version: old, ExpectedHash: c2.ContentHash})
 	if err != nil || rs.ContentHash != c1.ContentHash || rs.Created || rs.Restored.ID != old {
 		t.Fatalf("restore: %+v %v", rs, err)
 	}
@@ -190,7 +190,7 @@ func TestHistoryTools(t *testing.T) {
 	if _, err := s.DeleteNote(ctx, DeleteNoteIn{Path: p, Confirm: true}); err != nil {
 		t.Fatal(err)
 	}
-	rs, err = s.RestoreVersion(ctx, restoreNoteIn{Path: p, Version: h.Versions[0].ID})
+	rs, err = s.RestoreVersion(ctx, RestoreNoteIn{Path: p, Version: h.Versions[0].ID})
 	if err != nil || !rs.Created || rs.ContentHash != c2.ContentHash {
 		t.Fatalf("restore deleted: %+v %v", rs, err)
 	}
@@ -200,7 +200,7 @@ func TestHistoryTools(t *testing.T) {
 	if _, err := s.MoveNote(ctx, MoveNoteIn{Path: p, NewPath: "Projects/Tools.md"}); err != nil {
 		t.Fatal(err)
 	}
-	hs, err := s.NoteHistory(scoped, noteHistoryIn{Path: "Projects/Tools.md"})
+	hs, err := s.NoteHistory(scoped, NoteHistoryIn{Path: "Projects/Tools.md"})
 	if err != nil || len(hs.Versions) != 1 || hs.Versions[0].Op != history.OpMove || hs.More {
 		t.Errorf("scoped history: %+v %v", hs, err)
 	}
@@ -228,7 +228,7 @@ func TestUndoTransaction(t *testing.T) {
 	if _, err := s.DeleteNote(ctx, DeleteNoteIn{TxArg: tx, Path: "Inbox/B.md", Confirm: true}); err != nil {
 		t.Fatal(err)
 	}
-	dry, err := s.UndoTransaction(ctx, undoIn{Transaction: "consolidate", DryRun: true})
+	dry, err := s.UndoTransaction(ctx, UndoIn{Transaction: "consolidate", DryRun: true})
 	if err != nil || len(dry.Changes) != 3 || len(dry.Conflicts) != 0 {
 		t.Fatalf("dry run: %+v %v", dry, err)
 	}
@@ -240,7 +240,7 @@ func TestUndoTransaction(t *testing.T) {
 	if _, err := s.WriteNote(ctx, WriteNoteIn{Path: "Inbox/C.md", Content: "c later\n", Mode: "overwrite", ExpectedHash: hashOf([]byte(c))}); err != nil {
 		t.Fatal(err)
 	}
-	te := wantKind(t, "undo after a later write", errOf(s.UndoTransaction(ctx, undoIn{Transaction: "consolidate"})), KindProposalStale)
+	te := wantKind(t, "undo after a later write", errOf(s.UndoTransaction(ctx, UndoIn{Transaction: "consolidate"})), KindProposalStale)
 	if te != nil && fmt.Sprint(te.Fields["paths"]) != "[Inbox/C.md]" {
 		t.Errorf("conflicts: %v", te.Fields)
 	}
@@ -252,12 +252,12 @@ func TestUndoTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	vs := versions(t, v, "Inbox/C.md")
-	if _, err := s.RestoreVersion(ctx, restoreNoteIn{Path: "Inbox/C.md", Version: vs[1].ID}); err != nil {
+	if _, err := s.RestoreVersion(ctx, RestoreNoteIn{Path: "Inbox/C.md", Version: vs[1].ID}); err != nil {
 		t.Fatal(err)
 	}
 	// C now holds the transaction's content but a newer version: still refused.
-	wantKind(t, "undo after a restore", errOf(s.UndoTransaction(ctx, undoIn{Transaction: "consolidate"})), KindProposalStale)
-	out, err := s.UndoTransaction(ctx, undoIn{Transaction: "later"})
+	wantKind(t, "undo after a restore", errOf(s.UndoTransaction(ctx, UndoIn{Transaction: "consolidate"})), KindProposalStale)
+	out, err := s.UndoTransaction(ctx, UndoIn{Transaction: "later"})
 	if err != nil || len(out.Changes) != 1 || out.Changes[0].Action != "delete" {
 		t.Fatalf("undo later: %+v %v", out, err)
 	}
@@ -278,7 +278,7 @@ func TestUndoTransaction(t *testing.T) {
 	if _, err := s.DeleteNote(ctx, DeleteNoteIn{TxArg: clean, Path: "Inbox/A.md", Confirm: true}); err != nil {
 		t.Fatal(err)
 	}
-	out, err = s.UndoTransaction(WithTool(ctx, "undo_transaction"), undoIn{Transaction: "clean"})
+	out, err = s.UndoTransaction(WithTool(ctx, "undo_transaction"), UndoIn{Transaction: "clean"})
 	if err != nil || len(out.Changes) != 4 {
 		t.Fatalf("undo clean: %+v %v", out, err)
 	}
