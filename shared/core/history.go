@@ -11,6 +11,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -111,6 +112,12 @@ func (v *Vault) record(ctx context.Context, changes ...history.Change) []history
 		return nil
 	}
 	vs, err := v.History.Record(context.WithoutCancel(ctx), changes...)
+	if errors.Is(err, history.ErrOff) {
+		if !v.state().historyOff.Swap(true) { // said once: every write would say it
+			slog.Warn("history: this vault keeps no versions: "+err.Error(), "path", changes[0].Path)
+		}
+		return nil
+	}
 	if err != nil {
 		slog.Error("history: the write landed but its version was not recorded", "path", changes[0].Path, "op", changes[0].Op, "err", err)
 		return nil
