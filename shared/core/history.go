@@ -114,7 +114,7 @@ func (v *Vault) record(ctx context.Context, changes ...history.Change) []history
 	vs, err := v.History.Record(context.WithoutCancel(ctx), changes...)
 	if errors.Is(err, history.ErrOff) {
 		if !v.state().historyOff.Swap(true) { // said once: every write would say it
-			slog.Warn("history: this vault keeps no versions: "+err.Error(), "path", changes[0].Path)
+			slog.Warn("history: this vault keeps no past versions (turn the bucket's versioning on)", "path", changes[0].Path, "err", err)
 		}
 		return nil
 	}
