@@ -14,7 +14,9 @@ import (
 )
 
 // historyServer is writeServer with a folder history.
-func historyServer(t *testing.T) (*Core, *Vault, string) {
+func historyServer(t *testing.T) (*Core, *Vault, string) { return historyServerB(t) }
+
+func historyServerB(t testing.TB) (*Core, *Vault, string) {
 	t.Helper()
 	s, v, dir := writeServer(t)
 	h, err := histfolder.Open(t.TempDir(), histfolder.Options{NoSync: true})
@@ -40,7 +42,7 @@ func asKey(ctx context.Context, id, name string, folders ...string) context.Cont
 }
 
 // versions lists every version of path, newest first, as "op author tool tx" lines.
-func versions(t *testing.T, v *Vault, path string) []history.Version {
+func versions(t testing.TB, v *Vault, path string) []history.Version {
 	t.Helper()
 	page, err := v.History.List(context.Background(), path, history.ListOptions{Limit: 1000})
 	if err != nil {
