@@ -97,6 +97,16 @@ func (v *Vault) lockPaths(paths ...string) func() {
 		}
 		unlocks = append(unlocks, v.locks().Lock(p))
 	}
+	if pl, ok := v.History.(history.PathLocker); ok {
+		// Other processes' writers of these paths too. Without the lock
+		// the write still happens; history may then record a concurrent
+		// write of another process out of order (nothing is lost).
+		if unlock, err := pl.LockPaths(context.Background(), ordered...); err == nil {
+			unlocks = append(unlocks, unlock)
+		} else {
+			slog.Warn("history: cannot lock across processes", "paths", ordered, "err", err)
+		}
+	}
 	return func() {
 		for i := len(unlocks) - 1; i >= 0; i-- {
 			unlocks[i]()

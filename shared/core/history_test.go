@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -299,4 +300,68 @@ func TestUndoTransaction(t *testing.T) {
 		t.Errorf("A's history: %s", describe(vs))
 	}
 	_ = b
+}
+
+// Two servers of one folder vault (two stores, two history handles on one
+// history folder, as two processes have) append to one note at once:
+// history has every version once, in the order they landed, each the
+// parent of the next, none taken for a change made outside Sheaf.
+func TestHistoryOrderAcrossServers(t *testing.T) {
+	s1, v1, dir := writeServer(t)
+	hdir := t.TempDir()
+	open := func() *histfolder.Store {
+		h, err := histfolder.Open(hdir, histfolder.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.Close() })
+		return h
+	}
+	v1.History = open()
+	ix := indexFolder(t, dir)
+	v2 := &Vault{ID: "sample", Store: ix.Store, Text: ix.Text, Catalogs: LiveCatalog{C: ix.Catalog}, Reindex: ix, History: open(), Ledger: "off"}
+	v1.Ledger = "off"
+	s2, err := New(v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	p := "Inbox/Shared.md"
+	if _, err := s1.WriteNote(ctx, WriteNoteIn{Path: p, Content: "# Shared\n"}); err != nil {
+		t.Fatal(err)
+	}
+	const each = 15
+	var wg sync.WaitGroup
+	for w, s := range []*Core{s1, s2, s1, s2} {
+		wg.Go(func() {
+			for i := range each {
+				if _, err := s.WriteNote(ctx, WriteNoteIn{Path: p, Content: fmt.Sprintf("w%d-%d", w, i), Mode: "append"}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	vs := versions(t, v2, p)
+	if len(vs) != 1+4*each {
+		t.Errorf("%d versions, want %d:\n%s", len(vs), 1+4*each, describe(vs))
+	}
+	var newer []byte
+	for i, ver := range vs {
+		if ver.Op == history.OpExternal {
+			t.Errorf("version %d is external: a write recorded out of order", i)
+		}
+		if i+1 < len(vs) && ver.Parent != vs[i+1].ID {
+			t.Errorf("version %d's parent %s, the next older is %s", i, ver.Parent, vs[i+1].ID)
+		}
+		data, _, err := v1.History.Read(ctx, p, ver.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if newer != nil && !strings.HasPrefix(string(newer), string(data)) {
+			t.Errorf("version %d is not what the next one appended to", i)
+		}
+		newer = data
+	}
 }
