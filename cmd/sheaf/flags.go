@@ -40,13 +40,16 @@ var commandGroups = map[string][]string{
 	"mv":        {"vault", "backend", "writes"},
 	"rm":        {"vault", "backend", "writes"},
 	"restore":   {"vault", "backend", "writes"},
+	"log":       {"vault", "backend", "writes"},
+	"diff":      {"vault", "backend", "writes"},
+	"undo":      {"vault", "backend", "writes"},
 	"migrate":   {"vault"},
 	"where":     {"vault"},
 }
 
 // quietCommands answer one request from the shell: they log warnings and
 // errors only, unless --log-level says otherwise.
-var quietCommands = []string{"search", "health", "related", "embed", "answer", "eval", "write", "mv", "rm", "restore", "migrate", "where"}
+var quietCommands = []string{"search", "health", "related", "embed", "answer", "eval", "write", "mv", "rm", "restore", "log", "diff", "undo", "migrate", "where"}
 
 // withConfig registers the settings cmd uses on it and returns the config,
 // filled from flags and then SHEAF_* variables before cmd runs; settings a
