@@ -153,6 +153,9 @@ func OpenCloud(ctx context.Context, c *Config, log *slog.Logger) (*Cloud, error)
 		ImmutablePaths: c.ImmutablePaths, MaxNoteBytes: c.MaxNoteBytes, MaxAttachmentBytes: c.MaxAttachmentBytes,
 		CursorKey: c.CursorKey, State: cloudState(sc),
 	}
+	if v.Ingest.Allow, err = core.ParseAllow(c.IngestAllow); err != nil {
+		return nil, err
+	}
 	if onLambda {
 		v.MaxWait = LambdaMaxWait
 	}

@@ -107,6 +107,9 @@ type Vault struct {
 	// get_vault_info; "" when unknown.
 	State string
 
+	// Ingest says what ingest_url may fetch (see IngestConfig).
+	Ingest IngestConfig
+
 	ImmutablePaths     []string // write-once prefixes, e.g. "sources/"
 	MaxNoteBytes       int64    // read_note refuses bigger notes; 0: 16 MiB
 	MaxAttachmentBytes int64    // read_attachment refuses bigger files; 0: 5 MiB

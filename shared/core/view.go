@@ -40,6 +40,8 @@ type vaultState struct {
 	mu     sync.Mutex
 	scopes map[string]*scope // by allowlist rules
 	caches map[any]any       // what the tool families keep (see cached)
+
+	fetchState // ingest_url's Fetcher
 }
 
 // cached returns what v and every caller's view of it keep under key

@@ -87,8 +87,14 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, erro
 	if id == "" {
 		id = config.VaultIDFrom(root)
 	}
+	allow, err := core.ParseAllow(c.IngestAllow)
+	if err != nil {
+		text.Close()
+		return nil, err
+	}
 	v := &core.Vault{
 		ID: id, Root: root, Store: st, Text: text, Catalogs: core.LiveCatalog{C: cat},
+		Ingest: core.IngestConfig{Allow: allow},
 		Status: func() core.IndexStatus {
 			s := ix.Status()
 			return core.IndexStatus{State: s.State, Done: s.Done, Total: s.Total, Notes: s.Notes, Problems: s.Problems, Pending: s.Pending}
