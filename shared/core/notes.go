@@ -22,6 +22,7 @@ type NoteSummary struct {
 	Modified string   `json:"modified"`
 	Size     int64    `json:"size"`
 	ID       string   `json:"id,omitempty"`
+	Provenance
 }
 
 func summaryOf(n vault.Note) NoteSummary {
@@ -55,6 +56,7 @@ type listNotesIn struct {
 	ContentQuery  string         `json:"content_query,omitempty" jsonschema:"A search query (same language as search) the note's text must match."`
 	MetadataMatch map[string]any `json:"metadata_match,omitempty" jsonschema:"Frontmatter key -> scalar value; a note matches when its value equals it or is a list containing it. AND across keys; type-sensitive."`
 	Entities      []string       `json:"entities,omitempty" jsonschema:"Only notes whose frontmatter entities contain every one of these (exact)." schema:"maxItems=20"`
+	IncludeArg
 }
 
 // ListNotes implements list_notes.
@@ -96,13 +98,8 @@ func (s *Core) ListNotes(ctx context.Context, in listNotesIn) (*Paged[NoteSummar
 			f.Paths[h.Path] = true
 		}
 	}
-	notes := cat.List(f)
-	items := make([]NoteSummary, len(notes))
-	for i, n := range notes {
-		items[i] = summaryOf(n)
-	}
-	pg, total := page(items, in.Page)
-	return &Paged[NoteSummary]{Items: pg, Total: total, Offset: in.Offset, Limit: in.Limit}, nil
+	notes, total := page(cat.List(f), in.Page)
+	return &Paged[NoteSummary]{Items: s.summaries(notes, in.metadata()), Total: total, Offset: in.Offset, Limit: in.Limit}, nil
 }
 
 // parseSince accepts an ISO 8601 date or date-time.

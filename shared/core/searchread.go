@@ -55,6 +55,7 @@ type ReadItem struct {
 	ContentHash string          `json:"content_hash" jsonschema:"hex SHA-256 of the whole file's bytes, as read_note returns it"`
 	SizeBytes   int             `json:"size_bytes,omitempty" jsonschema:"on a truncated item: the full body's size in bytes" schema:"minimum=0"`
 	Truncated   bool            `json:"truncated,omitempty" jsonschema:"the body was cut to fit the byte budget; read_note returns it whole"`
+	Provenance // detailed only: concise keeps to its six fields
 }
 
 // ItemError is a ranked note that could not be returned.
@@ -274,6 +275,9 @@ func (s *Core) readRanked(ctx context.Context, v *Vault, cat *vault.Catalog, h t
 	}
 	p := ln.parsed
 	it := &ReadItem{Path: h.Path, Rank: rank, Score: h.Score, ChunkID: ChunkID(h.Path, h.Passage), ContentHash: ln.hash}
+	if n, ok := cat.Note(h.Path); ok && format == "detailed" {
+		it.Provenance = noteProvenance(n, s.now(), false)
+	}
 	body := strings.TrimLeft(p.Body, "\r\n") // the line break after the frontmatter
 	if mode == "section" {
 		if h.HeadingID == "" && h.Heading != "" {
