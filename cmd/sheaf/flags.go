@@ -20,6 +20,7 @@ var flagGroups = map[string][]string{
 	"llm":     {"llm-base-url", "llm-model", "llm-key", "rerank-url", "rerank-key"},
 	"writes":  {"immutable-paths", "ledger"},
 	"ingest":  {"ingest-allow"},
+	"audit":   {"no-audit"},
 	"server": {"http", "token", "keys", "oauth-issuer", "oauth-audience", "oauth-jwks-url", "oauth-scope-prefix",
 		"oauth-builtin", "oauth-client-ids", "oauth-private-client-hosts", "oauth-token-audiences",
 		"allowed-origins", "profile", "max-request-bytes", "max-response-bytes", "max-attachment-bytes", "index-wait", "no-watch", "cursor-key"},
@@ -28,7 +29,7 @@ var flagGroups = map[string][]string{
 // commandGroups says which groups each command takes. A command missing
 // here (one added without a line) takes every flag.
 var commandGroups = map[string][]string{
-	"serve":     {"vault", "backend", "embed", "llm", "writes", "ingest", "server"},
+	"serve":     {"vault", "backend", "embed", "llm", "writes", "ingest", "audit", "server"},
 	"index":     {"vault"},
 	"search":    {"vault"},
 	"health":    {"vault"},

@@ -114,6 +114,7 @@ func parseSince(s string) (time.Time, error) {
 
 type readNoteIn struct {
 	VaultArg
+	AgentArg
 	Path      string `json:"path,omitempty" jsonschema:"Vault-relative path of the note, e.g. \"Inbox/idea.md\" (\".md\" may be omitted)." schema:"minLength=1"`
 	ID        string `json:"id,omitempty" jsonschema:"The note's frontmatter id, or an unambiguous prefix of at least 6 characters. Send path or id." schema:"minLength=1"`
 	MaxLength int    `json:"max_length,omitempty" jsonschema:"Cut the content to at most this many characters, at a paragraph or sentence boundary." schema:"minimum=1"`
@@ -159,11 +160,25 @@ type readNoteOut struct {
 	ContentHash   string         `json:"content_hash" jsonschema:"hex SHA-256 of the whole file's bytes (every page gives the same)"`
 	ETag          string         `json:"etag,omitempty"`
 	Warnings      []string       `json:"warnings,omitempty"`
+	// RetrievalCount is how often the read audit has seen the note
+	// returned, this read included; nil when the audit is off.
+	RetrievalCount *int64 `json:"retrieval_count,omitempty" jsonschema:"how often the vault's read audit has seen this note returned, this read included; absent when the audit is off"`
 }
 
 // ReadNote implements read_note: the whole note when it fits the response
 // budget, else the page from offset that does (see readPage).
 func (s *Core) ReadNote(ctx context.Context, in readNoteIn) (*readNoteOut, error) {
+	out, err := s.readNote(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if v, verr := s.vault(ctx, in.VaultArg); verr == nil {
+		out.RetrievalCount = countOf(s.audited(ctx, v, "read_note", in.AgentArg, []string{out.Path}), out.Path)
+	}
+	return out, nil
+}
+
+func (s *Core) readNote(ctx context.Context, in readNoteIn) (*readNoteOut, error) {
 	v, cat, err := s.open(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err

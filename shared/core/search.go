@@ -25,7 +25,8 @@ type SearchArgs struct {
 	SeedIDs    []string `json:"seed_ids,omitempty" jsonschema:"Graph mode: starting notes (frontmatter ids, id prefixes or paths); omitted: the best full-text hits." schema:"maxItems=20"`
 	GraphDepth int      `json:"graph_depth,omitempty" jsonschema:"Graph mode: hops to follow, 1-3." schema:"minimum=1,maximum=3,default=2"`
 	IncludeArg
-	Rerank     bool     `json:"rerank,omitempty" jsonschema:"Semantic and hybrid modes: rerank the best 20-50 candidates with the configured cross-encoder (--rerank-url), else the LLM listwise (one extra call); score is then the reranked position (1 = first, falling)."`
+	AgentArg
+	Rerank bool `json:"rerank,omitempty" jsonschema:"Semantic and hybrid modes: rerank the best 20-50 candidates with the configured cross-encoder (--rerank-url), else the LLM listwise (one extra call); score is then the reranked position (1 = first, falling)."`
 }
 
 // SearchHit is one ranked note.
@@ -38,6 +39,7 @@ type SearchHit struct {
 	ID       string  `json:"id,omitempty"`
 	Distance *int    `json:"distance,omitempty" jsonschema:"graph mode: hops from the nearest seed"`
 	Provenance
+	RetrievalCount *int64 `json:"retrieval_count,omitempty" jsonschema:"how often the vault's read audit has seen this note returned, this time included; absent when the audit is off"`
 }
 
 type SearchResult struct {
@@ -62,6 +64,7 @@ func (s *Core) Search(ctx context.Context, in SearchArgs) (*SearchResult, error)
 		return nil, err
 	}
 	s.withProvenance(cat, out.Items, in.metadata())
+	s.auditHits(ctx, v, "search", in.AgentArg, out.Items)
 	return out, nil
 }
 

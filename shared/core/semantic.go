@@ -37,6 +37,7 @@ type SemanticSearchIn struct {
 	PathPrefix   string   `json:"path_prefix,omitempty" jsonschema:"Only notes whose path starts with this plain string. Applied before ranking."`
 	Rerank       bool     `json:"rerank,omitempty" jsonschema:"Rerank the best 20-50 candidates with the configured cross-encoder (--rerank-url), else the LLM listwise: one extra call, more precise top results; score is then the reranked position (1 = first, falling). Needs one of them configured."`
 	IncludeArg
+	AgentArg
 }
 
 // SemanticResult is semantic_search's and related_notes' page.
@@ -160,6 +161,7 @@ func (s *Core) SemanticSearch(ctx context.Context, in SemanticSearchIn) (*Semant
 	}
 	items := hitsOf(ctx, v, cat, cands)
 	s.withProvenance(cat, items, in.metadata())
+	s.auditHits(ctx, v, "semantic_search", in.AgentArg, items)
 	return &SemanticResult{Items: items, Total: len(items), Limit: in.Limit, Mode: mode}, nil
 }
 

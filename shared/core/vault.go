@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/sheaf-dev/sheaf/shared/audit"
 	"github.com/sheaf-dev/sheaf/shared/embed"
 	"github.com/sheaf-dev/sheaf/shared/llm"
 	"github.com/sheaf-dev/sheaf/shared/rank"
@@ -107,6 +108,8 @@ type Vault struct {
 	// get_vault_info; "" when unknown.
 	State string
 
+	// Audit is the vault's read audit (audit.go); nil: off.
+	Audit *audit.Log
 	// Ingest says what ingest_url may fetch (see IngestConfig).
 	Ingest IngestConfig
 

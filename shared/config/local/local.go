@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sheaf-dev/sheaf/indexer"
+	"github.com/sheaf-dev/sheaf/shared/audit"
 	"github.com/sheaf-dev/sheaf/shared/config"
 	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/embed"
@@ -105,6 +106,12 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, erro
 		Reindex: ix, Ledger: c.Ledger, // writes are indexed before the tool returns
 	}
 	v.State = state
+	if !c.NoAudit {
+		if v.Audit, err = audit.New(audit.Options{Store: st}); err != nil {
+			text.Close()
+			return nil, err
+		}
+	}
 	l := &Vault{Vault: v, Indexer: ix, Root: root, State: state, Layout: layout, text: text, store: st}
 	if err := l.openEmbeddings(ctx, c, log); err != nil {
 		text.Close()
@@ -191,12 +198,13 @@ func (l *Vault) Close() error {
 		l.stop()
 		l.bg.Wait()
 	}
+	aerr := l.Vault.Audit.Close(context.Background()) // what the last seconds recorded
 	serr := l.Indexer.Save(context.Background())
 	var verr error
 	if l.vectors != nil {
 		verr = l.vectors.Close() // the embedded index flushes on Close
 	}
-	return errors.Join(serr, l.text.Close(), verr, l.store.Close())
+	return errors.Join(aerr, serr, l.text.Close(), verr, l.store.Close())
 }
 
 // indexWait maps the --index-wait setting (0: do not wait) to the tools'
