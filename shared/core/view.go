@@ -48,6 +48,7 @@ type vaultState struct {
 
 	locks      history.PathLocks // the writes' path locks (history.go)
 	historyOff atomic.Bool       // the history said it keeps no versions (logged once)
+	fetchState                   // ingest_url's Fetcher
 }
 
 // cached returns what v and every caller's view of it keep under key

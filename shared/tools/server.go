@@ -60,7 +60,7 @@ func (s *Server) Tools() []Tool { return s.serve(s.declared()) }
 var families = []func(*core.Core) []Tool{
 	vaultTools, noteTools, linkTools, searchTools, tagTools, attachmentTools,
 	llmTools, referenceTools, relationTools, searchReadTools, maintenanceTools,
-	agentTools, semanticTools, writeTools, moveTools, pageTools, historyTools,
+	agentTools, semanticTools, writeTools, moveTools, pageTools, historyTools, ingestTools,
 }
 
 // declared is every tool as its family declares it.
