@@ -125,6 +125,7 @@ func (s *Server) MCPServer(version, profile string) (*server.MCPServer, error) {
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
+		server.WithToolFilter(listedFilter(ts)),
 		server.WithToolFilter(profileFilter(core)),
 	)
 	for _, t := range ts {
@@ -134,6 +135,23 @@ func (s *Server) MCPServer(version, profile string) (*server.MCPServer, error) {
 		srv.AddTool(t.Tool, t.Handler)
 	}
 	return srv, nil
+}
+
+// listedFilter gives the listed tools their schemas (see Tool.Listed),
+// built on the first tools/list rather than at start-up.
+func listedFilter(ts []Tool) server.ToolFilterFunc {
+	byName := make(map[string]Tool, len(ts))
+	for _, t := range ts {
+		byName[t.Tool.Name] = t
+	}
+	return func(_ context.Context, listed []mcp.Tool) []mcp.Tool {
+		for i, mt := range listed {
+			if t, ok := byName[mt.Name]; ok {
+				listed[i] = t.Listed()
+			}
+		}
+		return listed
+	}
 }
 
 // profileFilter lists only the core tools to a caller whose credential is
