@@ -11,8 +11,8 @@ LAMBDA_OUT     ?= bin/lambda
 # Build tags of the functions. lambda.norpc drops the Go 1.x RPC runtime.
 # Add sheaf_noqdrant for a deployment without vectors (no semantic tools, or
 # a vector index reached some other way): it leaves out the Qdrant gRPC client
-# (~4.5 MB); such a build refuses SHEAF_VECTORS=qdrant://... with a clear
-# error. Comma- or space-separated:
+# (4.5 MB of the MCP bootstrap, 11 MB of the indexer's); such a build refuses
+# SHEAF_VECTORS=qdrant://... with a clear error. Comma- or space-separated:
 #   make build-McpFunction LAMBDA_TAGS=lambda.norpc,sheaf_noqdrant
 LAMBDA_TAGS    ?= lambda.norpc
 # Always added: sheaf_envcreds reads AWS credentials and region from the
