@@ -77,7 +77,7 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, erro
 	if err != nil {
 		return nil, fmt.Errorf("opening the text index in %s: %w", state, err)
 	}
-	snaps := &indexer.FileSnapshots{Path: filepath.Join(state, "catalog.json.gz")}
+	snaps := &FileSnapshots{Path: filepath.Join(state, "catalog.json.gz")}
 	cat, err := snaps.Load(ctx)
 	if err != nil {
 		log.Warn("catalog snapshot unreadable; rebuilding", "err", err)
