@@ -37,6 +37,7 @@ type Config struct {
 	History            string        // note history: "on" (default) or "off"
 	HistoryDays        int           // a folder vault keeps versions at least this many days
 	HistoryKeep        int           // and at least this many versions of each note before the current one
+	HistoryNoPrune     bool          // record versions but never prune them (one-shot commands: retention is the server's)
 	MaxAttachmentBytes int64         // read_attachment cap
 	MaxNoteBytes       int64         // largest note indexed or read
 	CursorKey          string        // HMAC key of search_and_read cursors

@@ -137,10 +137,14 @@ func (l *Vault) openHistory(c *config.Config) error {
 	default:
 		return fmt.Errorf("--history %q: on or off", c.History)
 	}
-	h, err := histfolder.Open(filepath.Join(l.State, "history"), histfolder.Options{
-		// 0 (a command without the flags): the defaults; negative: no minimum.
+	opts := histfolder.Options{
+		// 0: the defaults; negative: no minimum.
 		Policy: histfolder.Policy{Days: c.HistoryDays, Keep: c.HistoryKeep},
-	})
+	}
+	if c.HistoryNoPrune {
+		opts.PruneEvery = -1 // only the server, which is given the policy, prunes
+	}
+	h, err := histfolder.Open(filepath.Join(l.State, "history"), opts)
 	if err != nil {
 		return fmt.Errorf("opening the note history in %s: %w", l.State, err)
 	}
