@@ -60,7 +60,6 @@ func newError(kind Kind, fields map[string]any, format string, args ...any) *Err
 func toError(err error) *Error {
 	var te *Error
 	var pe *store.PathError
-	var me *store.MissingError
 	switch {
 	case errors.As(err, &te):
 		return te
@@ -70,11 +69,6 @@ func toError(err error) *Error {
 		return newError(KindPathInvalid, nil, "That path is not allowed: send a vault-relative path such as \"Projects/Plan.md\".")
 	case errors.Is(err, store.ErrDenied):
 		return newError(KindForbidden, nil, "The server may not do this in the vault's storage: %s", deniedReason(err))
-	case errors.As(err, &me):
-		ref := newRef()
-		slog.Error("the vault's storage does not exist", "correlation_id", ref, "err", err)
-		return newError(KindInternal, map[string]any{"correlation_id": ref},
-			"The vault's storage does not exist (%s): the server is configured for storage that is not there. Its operator must create it or correct --vault (reference %s).", me.What, ref)
 	case errors.Is(err, store.ErrNotFound):
 		return newError(KindNoteNotFound, nil, "The note or file is not there (any more): list_notes or search find what exists.")
 	case errors.Is(err, errChanged):

@@ -22,28 +22,7 @@ var (
 	// folder, no credentials, access denied); the wrapped message says
 	// what to change.
 	ErrDenied = errors.New("store: access denied")
-	// ErrNoStorage: the storage itself (an S3 bucket) does not exist;
-	// adapters wrap it in a MissingError naming it.
-	ErrNoStorage = errors.New("store: the storage does not exist")
 )
-
-// MissingError says which storage does not exist (e.g. `bucket "notes"`).
-// It is ErrNoStorage to errors.Is.
-type MissingError struct {
-	What string
-	Err  error // the adapter's own error, for the log
-}
-
-func (e *MissingError) Error() string {
-	if e.Err != nil {
-		return e.What + " does not exist: " + e.Err.Error()
-	}
-	return e.What + " does not exist"
-}
-
-func (e *MissingError) Is(target error) bool { return target == ErrNoStorage }
-
-func (e *MissingError) Unwrap() error { return e.Err }
 
 // Object describes one stored file.
 type Object struct {

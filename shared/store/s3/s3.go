@@ -49,12 +49,6 @@ var _ store.Store = (*Store)(nil)
 // ErrNoBucket is returned (wrapped) when the bucket does not exist.
 var ErrNoBucket = errors.New("s3: bucket does not exist")
 
-// missing wraps err, an ErrNoBucket, in the store's MissingError naming
-// the bucket.
-func (s *Store) missing(err error) error {
-	return &store.MissingError{What: fmt.Sprintf("bucket %q", s.bucket), Err: err}
-}
-
 // Store is a vault in an S3 bucket. It is safe for concurrent use.
 type Store struct {
 	client *s3.Client
@@ -127,7 +121,7 @@ func (s *Store) head(ctx context.Context, key, p string) (store.Object, error) {
 	if err != nil {
 		err = s.wrap(ctx, "stat", p, err)
 		if errors.Is(err, store.ErrNotFound) && s.noBucket(ctx) {
-			return store.Object{}, s.missing(fmt.Errorf("s3: stat %q: %w", p, ErrNoBucket))
+			return store.Object{}, fmt.Errorf("s3: stat %q: %q: %w", p, s.bucket, ErrNoBucket)
 		}
 		return store.Object{}, err
 	}
