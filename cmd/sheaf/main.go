@@ -62,6 +62,7 @@ func rootCmd() *cobra.Command {
 	root.AddCommand(evalCmd())
 	root.AddCommand(embedCmd())
 	root.AddCommand(writeCmd(), mvCmd(), rmCmd(), restoreCmd())
+	root.AddCommand(logCmd(), diffCmd(), undoCmd())
 	root.AddCommand(keysCmd())
 	root.AddCommand(stateCmd())
 	root.AddCommand(syncCmd())

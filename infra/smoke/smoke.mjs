@@ -165,6 +165,17 @@ async function runChecks(transportName, client) {
     return `code=${code}`;
   });
 
+  await check(t("ingest_file files a source note under sources/"), async () => {
+    const content_base64 = Buffer.from(`# Smoke source ${transportName}\n\nFiled by the TypeScript SDK.\n`).toString("base64");
+    const res = await callTool(client, "ingest_file", { name: `smoke-${transportName}.md`, content_base64 });
+    assert(!res.isError, `isError: ${textOf(res)}`);
+    const sc = res.structuredContent;
+    assert(sc.path.startsWith("sources/") && sc.duplicate === false && sc.content_type === "text/markdown", JSON.stringify(sc));
+    const bad = await callTool(client, "ingest_file", { name: "x.md", content_base64: "!!" });
+    assert(bad.isError === true && bad.kind === "args-invalid" && bad.reason === "base64-invalid", JSON.stringify(bad).slice(0, 300));
+    return sc.path;
+  });
+
   await check(t("write_note, then read it back; again is note-exists; a stale overwrite is proposal-stale"), async () => {
     const path = "Smoke/Written by the TypeScript SDK.md";
     const content = "# Written\n\nby the TypeScript SDK\n";

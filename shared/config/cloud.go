@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sheaf-dev/sheaf/indexer"
+	"github.com/sheaf-dev/sheaf/shared/audit"
 	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/embed"
 	s3history "github.com/sheaf-dev/sheaf/shared/history/s3"
@@ -153,6 +154,18 @@ func OpenCloud(ctx context.Context, c *Config, log *slog.Logger) (*Cloud, error)
 		},
 		ImmutablePaths: c.ImmutablePaths, MaxNoteBytes: c.MaxNoteBytes, MaxAttachmentBytes: c.MaxAttachmentBytes,
 		CursorKey: c.CursorKey, State: cloudState(sc),
+	}
+	if v.Ingest.Allow, err = core.ParseAllow(c.IngestAllow); err != nil {
+		return nil, err
+	}
+	if !c.NoAudit {
+		every := time.Duration(0) // the default: every 5 s
+		if onLambda {
+			every = -1 // the handler flushes before it returns
+		}
+		if v.Audit, err = audit.New(audit.Options{Store: st, FlushEvery: every}); err != nil {
+			return nil, err
+		}
 	}
 	if onLambda {
 		v.MaxWait = LambdaMaxWait

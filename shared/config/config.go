@@ -40,6 +40,8 @@ type Config struct {
 	MaxAttachmentBytes int64         // read_attachment cap
 	MaxNoteBytes       int64         // largest note indexed or read
 	CursorKey          string        // HMAC key of search_and_read cursors
+	IngestAllow        []string      // address ranges ingest_url may fetch from besides public ones
+	NoAudit            bool          // record no reads (no read audit, no retrieval_count)
 	MaxResponseBytes   int           // response budget of one tool result, both copies counted
 	MaxRequestBytes    int64         // largest HTTP request body; 0: what a write of the largest note needs
 	IndexWait          time.Duration // how long a call waits for a running index pass
@@ -89,6 +91,8 @@ func (c *Config) Flags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.HistoryKeep, "history-keep", 10, "a folder vault's history keeps at least this many versions of each note before the current one, whatever their age (negative: none)")
 	fs.Int64Var(&c.MaxAttachmentBytes, "max-attachment-bytes", 5<<20, "largest file read_attachment returns")
 	fs.Int64Var(&c.MaxNoteBytes, "max-note-bytes", 16<<20, "largest note indexed (bigger ones are listed as problems; read_note still reads them, by pages)")
+	fs.StringSliceVar(&c.IngestAllow, "ingest-allow", nil, "address ranges ingest_url may fetch from although they are private, loopback or link-local (CIDR prefixes or addresses, e.g. 10.20.0.0/16 for an intranet wiki); public addresses need none")
+	fs.BoolVar(&c.NoAudit, "no-audit", false, "keep no read audit: record no document the read tools return (who, agent_id, tool, path, time, under the state folder's audit/ or the bucket's .sheaf/audit/) and answer no retrieval_count")
 	fs.StringVar(&c.CursorKey, "cursor-key", "", "key that signs search_and_read cursors, at least 16 bytes (default: a key created once in the state folder, or under a cloud vault's .sheaf/ prefix)")
 	fs.IntVar(&c.MaxResponseBytes, "max-response-bytes", 1<<20, "largest tool result in serialized bytes (structuredContent and its text copy together); longer answers page (read_note, read_attachment) or are cut with partial/clipped and next_offset; at most 8 MiB (the TypeScript SDK client buffers at most 10 MiB)")
 	fs.Int64Var(&c.MaxRequestBytes, "max-request-bytes", 0, "largest HTTP request body; bigger ones are answered 413 before they are read (0: 2 x --max-note-bytes + 1 MiB, what a write of the largest note needs)")

@@ -11,6 +11,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -96,6 +97,16 @@ func (v *Vault) lockPaths(paths ...string) func() {
 		}
 		unlocks = append(unlocks, v.locks().Lock(p))
 	}
+	if pl, ok := v.History.(history.PathLocker); ok {
+		// Other processes' writers of these paths too. Without the lock
+		// the write still happens; history may then record a concurrent
+		// write of another process out of order (nothing is lost).
+		if unlock, err := pl.LockPaths(context.Background(), ordered...); err == nil {
+			unlocks = append(unlocks, unlock)
+		} else {
+			slog.Warn("history: cannot lock across processes", "paths", ordered, "err", err)
+		}
+	}
 	return func() {
 		for i := len(unlocks) - 1; i >= 0; i-- {
 			unlocks[i]()
@@ -111,6 +122,12 @@ func (v *Vault) record(ctx context.Context, changes ...history.Change) []history
 		return nil
 	}
 	vs, err := v.History.Record(context.WithoutCancel(ctx), changes...)
+	if errors.Is(err, history.ErrOff) {
+		if !v.state().historyOff.Swap(true) { // said once: every write would say it
+			slog.Warn("history: this vault keeps no past versions (turn the bucket's versioning on)", "path", changes[0].Path, "err", err)
+		}
+		return nil
+	}
 	if err != nil {
 		slog.Error("history: the write landed but its version was not recorded", "path", changes[0].Path, "op", changes[0].Op, "err", err)
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,7 +15,9 @@ import (
 )
 
 // historyServer is writeServer with a folder history.
-func historyServer(t *testing.T) (*Core, *Vault, string) {
+func historyServer(t *testing.T) (*Core, *Vault, string) { return historyServerB(t) }
+
+func historyServerB(t testing.TB) (*Core, *Vault, string) {
 	t.Helper()
 	s, v, dir := writeServer(t)
 	h, err := histfolder.Open(t.TempDir(), histfolder.Options{NoSync: true})
@@ -40,7 +43,7 @@ func asKey(ctx context.Context, id, name string, folders ...string) context.Cont
 }
 
 // versions lists every version of path, newest first, as "op author tool tx" lines.
-func versions(t *testing.T, v *Vault, path string) []history.Version {
+func versions(t testing.TB, v *Vault, path string) []history.Version {
 	t.Helper()
 	page, err := v.History.List(context.Background(), path, history.ListOptions{Limit: 1000})
 	if err != nil {
@@ -153,16 +156,16 @@ func TestHistoryTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := s.NoteHistory(ctx, noteHistoryIn{Path: "Inbox/Tools"})
+	h, err := s.NoteHistory(ctx, NoteHistoryIn{Path: "Inbox/Tools"})
 	if err != nil || len(h.Versions) != 2 || h.Versions[0].Hash != c2.ContentHash || h.Versions[1].Hash != c1.ContentHash {
 		t.Fatalf("note_history: %+v %v", h, err)
 	}
 	// paged
-	h1, err := s.NoteHistory(ctx, noteHistoryIn{Path: p, Limit: 1})
+	h1, err := s.NoteHistory(ctx, NoteHistoryIn{Path: p, Limit: 1})
 	if err != nil || len(h1.Versions) != 1 || !h1.More || h1.NextAfter == "" {
 		t.Fatalf("page 1: %+v %v", h1, err)
 	}
-	h2, err := s.NoteHistory(ctx, noteHistoryIn{Path: p, Limit: 1, After: h1.NextAfter})
+	h2, err := s.NoteHistory(ctx, NoteHistoryIn{Path: p, Limit: 1, After: h1.NextAfter})
 	if err != nil || len(h2.Versions) != 1 || h2.More || h2.Versions[0].ID != h.Versions[1].ID {
 		t.Fatalf("page 2: %+v %v", h2, err)
 	}
@@ -172,13 +175,13 @@ func TestHistoryTools(t *testing.T) {
 		t.Fatalf("read_note version: %+v %v", r, err)
 	}
 	wantKind(t, "unknown version", errOf(s.ReadNote(ctx, readNoteIn{Path: p, Version: "999999"})), KindNoteNotFound)
-	d, err := s.DiffNote(ctx, diffNoteIn{Path: p, From: old})
+	d, err := s.DiffNote(ctx, DiffNoteIn{Path: p, From: old})
 	if err != nil || d.Added != 2 || d.Removed != 1 || !strings.Contains(d.Diff, "-two\n+TWO\n+three\n") || d.NextHunk != nil {
 		t.Fatalf("diff_note: %+v %v", d, err)
 	}
 	// restore: compare-and-swap, a new version
-	wantKind(t, "restore, stale", errOf(s.RestoreVersion(ctx, restoreNoteIn{Path: p, Version: old, ExpectedHash: c1.ContentHash})), KindProposalStale)
-	rs, err := s.RestoreVersion(ctx, restoreNoteIn{Path: p, Version: old, ExpectedHash: c2.ContentHash})
+	wantKind(t, "restore, stale", errOf(s.RestoreVersion(ctx, RestoreNoteIn{Path: p, Version: old, ExpectedHash: c1.ContentHash})), KindProposalStale)
+	rs, err := s.RestoreVersion(ctx, RestoreNoteIn{Path: p, Version: old, ExpectedHash: c2.ContentHash})
 	if err != nil || rs.ContentHash != c1.ContentHash || rs.Created || rs.Restored.ID != old {
 		t.Fatalf("restore: %+v %v", rs, err)
 	}
@@ -190,7 +193,7 @@ func TestHistoryTools(t *testing.T) {
 	if _, err := s.DeleteNote(ctx, DeleteNoteIn{Path: p, Confirm: true}); err != nil {
 		t.Fatal(err)
 	}
-	rs, err = s.RestoreVersion(ctx, restoreNoteIn{Path: p, Version: h.Versions[0].ID})
+	rs, err = s.RestoreVersion(ctx, RestoreNoteIn{Path: p, Version: h.Versions[0].ID})
 	if err != nil || !rs.Created || rs.ContentHash != c2.ContentHash {
 		t.Fatalf("restore deleted: %+v %v", rs, err)
 	}
@@ -200,7 +203,7 @@ func TestHistoryTools(t *testing.T) {
 	if _, err := s.MoveNote(ctx, MoveNoteIn{Path: p, NewPath: "Projects/Tools.md"}); err != nil {
 		t.Fatal(err)
 	}
-	hs, err := s.NoteHistory(scoped, noteHistoryIn{Path: "Projects/Tools.md"})
+	hs, err := s.NoteHistory(scoped, NoteHistoryIn{Path: "Projects/Tools.md"})
 	if err != nil || len(hs.Versions) != 1 || hs.Versions[0].Op != history.OpMove || hs.More {
 		t.Errorf("scoped history: %+v %v", hs, err)
 	}
@@ -228,7 +231,7 @@ func TestUndoTransaction(t *testing.T) {
 	if _, err := s.DeleteNote(ctx, DeleteNoteIn{TxArg: tx, Path: "Inbox/B.md", Confirm: true}); err != nil {
 		t.Fatal(err)
 	}
-	dry, err := s.UndoTransaction(ctx, undoIn{Transaction: "consolidate", DryRun: true})
+	dry, err := s.UndoTransaction(ctx, UndoIn{Transaction: "consolidate", DryRun: true})
 	if err != nil || len(dry.Changes) != 3 || len(dry.Conflicts) != 0 {
 		t.Fatalf("dry run: %+v %v", dry, err)
 	}
@@ -240,7 +243,7 @@ func TestUndoTransaction(t *testing.T) {
 	if _, err := s.WriteNote(ctx, WriteNoteIn{Path: "Inbox/C.md", Content: "c later\n", Mode: "overwrite", ExpectedHash: hashOf([]byte(c))}); err != nil {
 		t.Fatal(err)
 	}
-	te := wantKind(t, "undo after a later write", errOf(s.UndoTransaction(ctx, undoIn{Transaction: "consolidate"})), KindProposalStale)
+	te := wantKind(t, "undo after a later write", errOf(s.UndoTransaction(ctx, UndoIn{Transaction: "consolidate"})), KindProposalStale)
 	if te != nil && fmt.Sprint(te.Fields["paths"]) != "[Inbox/C.md]" {
 		t.Errorf("conflicts: %v", te.Fields)
 	}
@@ -252,12 +255,12 @@ func TestUndoTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	vs := versions(t, v, "Inbox/C.md")
-	if _, err := s.RestoreVersion(ctx, restoreNoteIn{Path: "Inbox/C.md", Version: vs[1].ID}); err != nil {
+	if _, err := s.RestoreVersion(ctx, RestoreNoteIn{Path: "Inbox/C.md", Version: vs[1].ID}); err != nil {
 		t.Fatal(err)
 	}
 	// C now holds the transaction's content but a newer version: still refused.
-	wantKind(t, "undo after a restore", errOf(s.UndoTransaction(ctx, undoIn{Transaction: "consolidate"})), KindProposalStale)
-	out, err := s.UndoTransaction(ctx, undoIn{Transaction: "later"})
+	wantKind(t, "undo after a restore", errOf(s.UndoTransaction(ctx, UndoIn{Transaction: "consolidate"})), KindProposalStale)
+	out, err := s.UndoTransaction(ctx, UndoIn{Transaction: "later"})
 	if err != nil || len(out.Changes) != 1 || out.Changes[0].Action != "delete" {
 		t.Fatalf("undo later: %+v %v", out, err)
 	}
@@ -278,7 +281,7 @@ func TestUndoTransaction(t *testing.T) {
 	if _, err := s.DeleteNote(ctx, DeleteNoteIn{TxArg: clean, Path: "Inbox/A.md", Confirm: true}); err != nil {
 		t.Fatal(err)
 	}
-	out, err = s.UndoTransaction(WithTool(ctx, "undo_transaction"), undoIn{Transaction: "clean"})
+	out, err = s.UndoTransaction(WithTool(ctx, "undo_transaction"), UndoIn{Transaction: "clean"})
 	if err != nil || len(out.Changes) != 4 {
 		t.Fatalf("undo clean: %+v %v", out, err)
 	}
@@ -297,4 +300,68 @@ func TestUndoTransaction(t *testing.T) {
 		t.Errorf("A's history: %s", describe(vs))
 	}
 	_ = b
+}
+
+// Two servers of one folder vault (two stores, two history handles on one
+// history folder, as two processes have) append to one note at once:
+// history has every version once, in the order they landed, each the
+// parent of the next, none taken for a change made outside Sheaf.
+func TestHistoryOrderAcrossServers(t *testing.T) {
+	s1, v1, dir := writeServer(t)
+	hdir := t.TempDir()
+	open := func() *histfolder.Store {
+		h, err := histfolder.Open(hdir, histfolder.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.Close() })
+		return h
+	}
+	v1.History = open()
+	ix := indexFolder(t, dir)
+	v2 := &Vault{ID: "sample", Store: ix.Store, Text: ix.Text, Catalogs: LiveCatalog{C: ix.Catalog}, Reindex: ix, History: open(), Ledger: "off"}
+	v1.Ledger = "off"
+	s2, err := New(v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	p := "Inbox/Shared.md"
+	if _, err := s1.WriteNote(ctx, WriteNoteIn{Path: p, Content: "# Shared\n"}); err != nil {
+		t.Fatal(err)
+	}
+	const each = 15
+	var wg sync.WaitGroup
+	for w, s := range []*Core{s1, s2, s1, s2} {
+		wg.Go(func() {
+			for i := range each {
+				if _, err := s.WriteNote(ctx, WriteNoteIn{Path: p, Content: fmt.Sprintf("w%d-%d", w, i), Mode: "append"}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	vs := versions(t, v2, p)
+	if len(vs) != 1+4*each {
+		t.Errorf("%d versions, want %d:\n%s", len(vs), 1+4*each, describe(vs))
+	}
+	var newer []byte
+	for i, ver := range vs {
+		if ver.Op == history.OpExternal {
+			t.Errorf("version %d is external: a write recorded out of order", i)
+		}
+		if i+1 < len(vs) && ver.Parent != vs[i+1].ID {
+			t.Errorf("version %d's parent %s, the next older is %s", i, ver.Parent, vs[i+1].ID)
+		}
+		data, _, err := v1.History.Read(ctx, p, ver.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if newer != nil && !strings.HasPrefix(string(newer), string(data)) {
+			t.Errorf("version %d is not what the next one appended to", i)
+		}
+		newer = data
+	}
 }

@@ -74,7 +74,8 @@ func (v *Vault) readVersion(ctx context.Context, p, id string) ([]byte, history.
 	return data, ver, nil
 }
 
-type noteHistoryIn struct {
+// NoteHistoryIn is the input of note_history.
+type NoteHistoryIn struct {
 	VaultArg
 	Path  string `json:"path" jsonschema:"Vault-relative path of the note: where it is now, or where it was when it was deleted." schema:"minLength=1"`
 	After string `json:"after,omitempty" jsonschema:"The next_after of the previous page: the versions older than it." schema:"minLength=1,maxLength=200"`
@@ -90,7 +91,7 @@ type noteHistoryOut struct {
 }
 
 // NoteHistory implements note_history.
-func (s *Core) NoteHistory(ctx context.Context, in noteHistoryIn) (*noteHistoryOut, error) {
+func (s *Core) NoteHistory(ctx context.Context, in NoteHistoryIn) (*noteHistoryOut, error) {
 	v, err := s.vault(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
@@ -170,7 +171,8 @@ func (s *Core) readNoteVersion(ctx context.Context, v *Vault, p string, in readN
 	return out, nil
 }
 
-type diffNoteIn struct {
+// DiffNoteIn is the input of diff_note.
+type DiffNoteIn struct {
 	VaultArg
 	Path string `json:"path" jsonschema:"Vault-relative path of the note (now, or when it was deleted)." schema:"minLength=1"`
 	From string `json:"from" jsonschema:"A version id from note_history: the older side." schema:"minLength=1,maxLength=200"`
@@ -192,7 +194,7 @@ type diffNoteOut struct {
 }
 
 // DiffNote implements diff_note.
-func (s *Core) DiffNote(ctx context.Context, in diffNoteIn) (*diffNoteOut, error) {
+func (s *Core) DiffNote(ctx context.Context, in DiffNoteIn) (*diffNoteOut, error) {
 	v, err := s.vault(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
@@ -233,7 +235,8 @@ func (s *Core) DiffNote(ctx context.Context, in diffNoteIn) (*diffNoteOut, error
 	return out, nil
 }
 
-type restoreNoteIn struct {
+// RestoreNoteIn is the input of restore_note.
+type RestoreNoteIn struct {
 	VaultArg
 	TxArg
 	Path         string `json:"path" jsonschema:"Vault-relative path of the note: where it is now, or where it was when it was deleted." schema:"minLength=1"`
@@ -251,7 +254,7 @@ type restoreNoteOut struct {
 // RestoreVersion implements restore_note: the past version becomes the
 // note's content again, as a new version (the versions since stay in its
 // history), compare-and-swap like every write.
-func (s *Core) RestoreVersion(ctx context.Context, in restoreNoteIn) (*restoreNoteOut, error) {
+func (s *Core) RestoreVersion(ctx context.Context, in RestoreNoteIn) (*restoreNoteOut, error) {
 	ctx = withTx(ctx, in.TxArg)
 	v, err := s.vault(ctx, in.VaultArg)
 	if err != nil {
@@ -316,7 +319,8 @@ func (s *Core) RestoreVersion(ctx context.Context, in restoreNoteIn) (*restoreNo
 	return out, nil
 }
 
-type undoIn struct {
+// UndoIn is the input of undo_transaction.
+type UndoIn struct {
 	VaultArg
 	TxArg
 	Transaction string `json:"transaction" jsonschema:"The transaction_id whose changes to revert." schema:"minLength=1,maxLength=128"`
@@ -359,7 +363,7 @@ type undoStep struct {
 // changed gets back its content from before it, as new versions; when any
 // of them was written since, nothing is written and the conflicts are
 // listed (kind proposal-stale).
-func (s *Core) UndoTransaction(ctx context.Context, in undoIn) (*undoOut, error) {
+func (s *Core) UndoTransaction(ctx context.Context, in UndoIn) (*undoOut, error) {
 	ctx = withTx(ctx, in.TxArg)
 	v, err := s.vault(ctx, in.VaultArg)
 	if err != nil {

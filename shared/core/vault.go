@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/sheaf-dev/sheaf/shared/audit"
 	"github.com/sheaf-dev/sheaf/shared/embed"
 	"github.com/sheaf-dev/sheaf/shared/history"
 	"github.com/sheaf-dev/sheaf/shared/llm"
@@ -111,6 +112,11 @@ type Vault struct {
 	// live (a folder on this machine, or the bucket's .sheaf/ prefix), for
 	// get_vault_info; "" when unknown.
 	State string
+
+	// Audit is the vault's read audit (audit.go); nil: off.
+	Audit *audit.Log
+	// Ingest says what ingest_url may fetch (see IngestConfig).
+	Ingest IngestConfig
 
 	ImmutablePaths     []string // write-once prefixes, e.g. "sources/"
 	MaxNoteBytes       int64    // read_note refuses bigger notes; 0: 16 MiB

@@ -33,6 +33,10 @@ type MergeInfo struct {
 // another write (each retry merges again with the newer note).
 const mergeRetries = 64
 
+// findRetries bounds the looks for a merge's base version that another
+// process has written but not recorded yet.
+const findRetries = 6
+
 // mutateOn is mutate, merging when a.OnConflict is merge.
 func (v *Vault) mutateOn(ctx context.Context, a ConflictArg, path, expected string, op history.Op, change func(c *current) ([]byte, error)) (*current, []byte, MergeInfo, error) {
 	if a.OnConflict != "merge" || expected == "" {
@@ -87,7 +91,16 @@ func (v *Vault) mergeWith(ctx context.Context, c *current, expected string, chan
 	if v.History == nil {
 		return nil, history.Version{}, fail("hash-mismatch", "this vault keeps no history to merge with")
 	}
+	// Another process may have written the note and not recorded it yet
+	// (its path lock is its own): look again a few times before saying
+	// history does not hold the version.
 	bv, err := v.History.Find(ctx, c.path, expected)
+	for attempt := 0; errors.Is(err, history.ErrNotFound) && attempt < findRetries; attempt++ {
+		if jerr := jitter(ctx, attempt); jerr != nil {
+			return nil, history.Version{}, jerr
+		}
+		bv, err = v.History.Find(ctx, c.path, expected)
+	}
 	if err != nil {
 		if errors.Is(err, history.ErrNotFound) {
 			return nil, history.Version{}, fail("hash-mismatch", "history holds no version with your expected_hash to merge from")

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sheaf-dev/sheaf/indexer"
+	"github.com/sheaf-dev/sheaf/shared/audit"
 	"github.com/sheaf-dev/sheaf/shared/config"
 	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/embed"
@@ -76,7 +77,7 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, erro
 	if err != nil {
 		return nil, fmt.Errorf("opening the text index in %s: %w", state, err)
 	}
-	snaps := &indexer.FileSnapshots{Path: filepath.Join(state, "catalog.json.gz")}
+	snaps := &FileSnapshots{Path: filepath.Join(state, "catalog.json.gz")}
 	cat, err := snaps.Load(ctx)
 	if err != nil {
 		log.Warn("catalog snapshot unreadable; rebuilding", "err", err)
@@ -89,8 +90,14 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, erro
 	if id == "" {
 		id = config.VaultIDFrom(root)
 	}
+	allow, err := core.ParseAllow(c.IngestAllow)
+	if err != nil {
+		text.Close()
+		return nil, err
+	}
 	v := &core.Vault{
 		ID: id, Root: root, Store: st, Text: text, Catalogs: core.LiveCatalog{C: cat},
+		Ingest: core.IngestConfig{Allow: allow},
 		Status: func() core.IndexStatus {
 			s := ix.Status()
 			return core.IndexStatus{State: s.State, Done: s.Done, Total: s.Total, Notes: s.Notes, Problems: s.Problems, Pending: s.Pending}
@@ -101,6 +108,12 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, erro
 		Reindex: ix, Ledger: c.Ledger, // writes are indexed before the tool returns
 	}
 	v.State = state
+	if !c.NoAudit {
+		if v.Audit, err = audit.New(audit.Options{Store: st}); err != nil {
+			text.Close()
+			return nil, err
+		}
+	}
 	l := &Vault{Vault: v, Indexer: ix, Root: root, State: state, Layout: layout, text: text, store: st}
 	if err := l.openHistory(c); err != nil {
 		text.Close()
@@ -215,6 +228,7 @@ func (l *Vault) Close() error {
 		l.stop()
 		l.bg.Wait()
 	}
+	aerr := l.Vault.Audit.Close(context.Background()) // what the last seconds recorded
 	serr := l.Indexer.Save(context.Background())
 	var verr error
 	if l.vectors != nil {
@@ -224,7 +238,7 @@ func (l *Vault) Close() error {
 	if l.history != nil {
 		herr = l.history.Close()
 	}
-	return errors.Join(serr, l.text.Close(), verr, herr, l.store.Close())
+	return errors.Join(aerr, serr, l.text.Close(), verr, herr, l.store.Close())
 }
 
 // indexWait maps the --index-wait setting (0: do not wait) to the tools'
