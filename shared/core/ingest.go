@@ -125,6 +125,7 @@ func (s *Core) IngestFile(ctx context.Context, in ingestFileIn) (*ingestOut, err
 // (create only: nothing is ever overwritten), logs it in the ledger and
 // indexes it.
 func (s *Core) writeSource(ctx context.Context, v *Vault, n *ingest.Note, what string) (*ingestOut, error) {
+	defer v.writing()() // not during the fetch: a move need not wait for it
 	if err := v.tooBig("content", len(n.Content)); err != nil {
 		return nil, err
 	}

@@ -392,3 +392,44 @@ func TestMoveLockHeldAndLapsed(t *testing.T) {
 		t.Errorf("after the move the lock object reads %s (%v)", data, err)
 	}
 }
+
+// TestMoveRewritesLateLinkers: a note that comes to link to the moved note
+// while the move writes (another process's create, reported by the
+// watcher before the move is done) is rewritten too.
+func TestMoveRewritesLateLinkers(t *testing.T) {
+	st, err := fs.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ctx := context.Background()
+	pairVault(t, st, 1)
+	ix := indexStore(t, st)
+	s, err := New(&Vault{ID: "v", Store: st, Text: ix.Text, Catalogs: LiveCatalog{C: ix.Catalog}, Reindex: ix, Ledger: "off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	moveAppliedHook = func() {
+		if _, err := st.Put(ctx, "Late.md", []byte("Written meanwhile: [[Alpha 0]].\n"), store.PutOptions{IfNoneMatch: true}); err != nil {
+			t.Error(err)
+		}
+		if err := ix.Reindex(ctx, "Late.md"); err != nil { // as the watcher reports it
+			t.Error(err)
+		}
+	}
+	t.Cleanup(func() { moveAppliedHook = func() {} })
+	out, err := s.MoveNote(ctx, MoveNoteIn{Path: "Pairs/Alpha 0.md", NewPath: "Moved/First 0.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := dangling(t, st); len(d) > 0 {
+		t.Errorf("links dangling: %v (rewritten %+v)", d, out.Rewritten)
+	}
+	found := false
+	for _, r := range out.Rewritten {
+		found = found || r.Path == "Late.md"
+	}
+	if !found {
+		t.Errorf("Late.md is not in rewritten: %+v", out.Rewritten)
+	}
+}

@@ -271,6 +271,37 @@ func (s *Core) moveLocked(ctx context.Context, v, base *Vault, in MoveNoteIn, fr
 			others = append(others, p)
 		}
 	}
+	// Notes that came to link to the note while it was being moved (another
+	// process's write, a person's edit, reported by the watcher since the
+	// plan) are planned again and rewritten too.
+	moveAppliedHook()
+	if plan2, late := s.lateLinkers(ctx, base, from, to, data, recent, sources); plan2 != nil {
+		for _, p := range late {
+			sn, err := s.rewriteSource(ctx, v, plan2, p)
+			switch {
+			case errors.Is(err, errGone):
+				continue
+			case err == nil && sn.text == nil:
+				continue
+			case err == nil && id.Scoped() && !id.Folders.Allows(p):
+				continue // not the caller's to see, nor to write
+			case err == nil && v.immutablePrefix(p) != "":
+				err = fmt.Errorf("under an immutable path (%s): its links still name %s", v.immutablePrefix(p), from)
+			case err == nil:
+				err = s.writeRewrite(ctx, v, plan2, p, sn)
+			}
+			if err != nil {
+				out.NotRewritten = append(out.NotRewritten, NotRewritten{Path: p, MovedTo: to, Reason: toError(err).Message})
+				continue
+			}
+			if sn.text != nil {
+				out.Rewritten = append(out.Rewritten, RewrittenNote{Path: p, Changes: sn.changes})
+				out.LinksChanged += len(sn.changes)
+				changed = append(changed, p)
+				others = append(others, p)
+			}
+		}
+	}
 	sort.Slice(out.Rewritten, func(i, j int) bool { return out.Rewritten[i].Path < out.Rewritten[j].Path })
 	out.Index, out.Ledger = s.written(ctx, v, "move", from+" -> "+to, changed...)
 	return out, others, nil
@@ -297,6 +328,40 @@ func (v *Vault) move(ctx context.Context, cur *current, to string, data []byte) 
 	out.To, out.Object, out.Time = to, cur.obj, in.Time
 	v.record(ctx, in, out)
 	return nil
+}
+
+// moveAppliedHook runs once a move has written its notes, before it looks
+// for late linkers: tests write a linking note there.
+var moveAppliedHook = func() {}
+
+// lateLinkers plans the move again once it is made, on the catalog as it
+// is now (the watcher given time to report what changed) with the moved
+// note, data, put back at from: its sources that the first plan did not
+// read are notes that came to link to the note meanwhile. nil when the
+// plan cannot be made.
+func (s *Core) lateLinkers(ctx context.Context, base *Vault, from, to string, data []byte, recent []moveRecord, done map[string]*sourceNote) (*vault.MovePlan, []string) {
+	base.settle(ctx, settleWait)
+	cat, err := base.Catalogs.Catalog(ctx)
+	if err != nil {
+		return nil, nil
+	}
+	if cat, err = base.freshCatalog(ctx, cat, recent); err != nil {
+		return nil, nil
+	}
+	c := cat.Clone()
+	c.Remove(to)
+	c.Upsert(vault.Parse(from, data).Note)
+	plan, err := vault.PlanMove(c, from, to)
+	if err != nil {
+		return nil, nil
+	}
+	var late []string
+	for _, p := range plan.Sources() {
+		if _, ok := done[p]; !ok && p != from && p != to {
+			late = append(late, p)
+		}
+	}
+	return plan, late
 }
 
 // errGone is a source note that vanished before it could be read.
