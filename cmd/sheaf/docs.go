@@ -347,6 +347,7 @@ func configurationDoc(root *cobra.Command) string {
 	groups := []struct{ key, title string }{
 		{"vault", "The vault"}, {"server", "Serving"}, {"writes", "Writes"}, {"backend", "Search and vector backends"},
 		{"embed", "Embeddings (semantic tools)"}, {"llm", "Chat model (answer, lint_semantic, suggest_tags)"},
+		{"ingest", "Ingesting (ingest_url, ingest_file)"}, {"audit", "Read audit"},
 	}
 	for _, g := range groups {
 		fmt.Fprintf(&b, "\n## %s\n\n| flag | variable | default | meaning | commands |\n|---|---|---|---|---|\n", g.title)

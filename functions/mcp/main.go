@@ -19,6 +19,7 @@ import (
 
 	"github.com/sheaf-dev/sheaf/functions/internal/fnenv"
 	"github.com/sheaf-dev/sheaf/functions/internal/lambdahttp"
+	"github.com/sheaf-dev/sheaf/shared/audit"
 	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/auth/ssmkeys"
 	"github.com/sheaf-dev/sheaf/shared/config"
@@ -35,20 +36,21 @@ const lambdaMaxResponseBytes = 4 << 20
 var version = "dev"
 
 func main() {
-	h, cats, limit, err := newHandler(context.Background())
+	h, v, limit, err := newHandler(context.Background())
 	if err != nil {
 		fnenv.Logger("error").Error("sheaf mcp function: init", "err", err)
 		os.Exit(1)
 	}
-	lambda.Start(invoker{http: lambdahttp.Handler{H: h, MaxBodyBytes: limit}, cats: cats}.Invoke)
+	lambda.Start(invoker{http: lambdahttp.Handler{H: h, MaxBodyBytes: limit}, cats: v.Catalogs, audit: v.Audit}.Invoke)
 }
 
 // invoker answers the function's events: HTTP ones through the MCP
 // endpoint, and {"warm": true} (scheduled by KeepWarm; no HTTP event has a
 // top-level "warm") by warming this instance.
 type invoker struct {
-	http lambdahttp.Handler
-	cats core.Catalogs
+	http  lambdahttp.Handler
+	cats  core.Catalogs
+	audit *audit.Log // flushed before each answer: a frozen instance runs no timer
 }
 
 // Invoke is the Lambda handler.
@@ -59,7 +61,11 @@ func (in invoker) Invoke(ctx context.Context, raw json.RawMessage) (any, error) 
 	if json.Unmarshal(raw, &ev) == nil && ev.Warm {
 		return in.warmUp(ctx)
 	}
-	return in.http.Invoke(ctx, raw)
+	out, err := in.http.Invoke(ctx, raw)
+	if ferr := in.audit.Flush(ctx); ferr != nil {
+		fnenv.Logger("warn").Warn("read audit: flush failed; kept for the next call", "err", ferr)
+	}
+	return out, err
 }
 
 // warmed is the answer to a warm-up.
@@ -92,7 +98,7 @@ func (in invoker) warmUp(ctx context.Context) (warmed, error) {
 // authorization server's, SHEAF_OAUTH_BUILTIN) or the shared SHEAF_TOKEN.
 // Nothing is fetched before the first request: an audience in an SSM
 // parameter (ssm:NAME) is read then.
-func newHandler(ctx context.Context) (http.Handler, core.Catalogs, int64, error) {
+func newHandler(ctx context.Context) (http.Handler, *core.Vault, int64, error) {
 	cfg, cl, log, err := fnenv.OpenCloud(ctx)
 	if err != nil {
 		return nil, nil, 0, err
@@ -141,11 +147,11 @@ func newHandler(ctx context.Context) (http.Handler, core.Catalogs, int64, error)
 		if _, err := build(ctx, "https://audience.invalid/mcp"); err != nil { // the rest of the settings, at init
 			return nil, nil, 0, err
 		}
-		return &lazyEndpoint{param: cfg.OAuthAudience, build: build, log: log}, cl.Vault.Catalogs, limit, nil
+		return &lazyEndpoint{param: cfg.OAuthAudience, build: build, log: log}, cl.Vault, limit, nil
 	}
 	h, err := build(ctx, cfg.OAuthAudience)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	return h, cl.Vault.Catalogs, limit, nil
+	return h, cl.Vault, limit, nil
 }

@@ -19,6 +19,7 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const bin = process.env.SHEAF_BIN
@@ -146,6 +147,35 @@ async function runChecks(transportName, client) {
     return `kind=${kind}`;
   });
 
+  await check(t("an unknown tool is a tool result of kind unsupported"), async () => {
+    const res = await callTool(client, "no_such_tool", {});
+    assert(res.isError === true && res.kind === "unsupported" && res.reason === "unknown-tool",
+      `got ${JSON.stringify(res).slice(0, 300)}`);
+    return `kind=${res.kind}`;
+  });
+
+  await check(t("tools/call with a malformed name is JSON-RPC -32602"), async () => {
+    let code;
+    try {
+      await client.request({ method: "tools/call", params: { name: 5 } }, CallToolResultSchema);
+    } catch (err) {
+      code = err?.code;
+    }
+    assert(code === -32602, `code ${code}`);
+    return `code=${code}`;
+  });
+
+  await check(t("ingest_file files a source note under sources/"), async () => {
+    const content_base64 = Buffer.from(`# Smoke source ${transportName}\n\nFiled by the TypeScript SDK.\n`).toString("base64");
+    const res = await callTool(client, "ingest_file", { name: `smoke-${transportName}.md`, content_base64 });
+    assert(!res.isError, `isError: ${textOf(res)}`);
+    const sc = res.structuredContent;
+    assert(sc.path.startsWith("sources/") && sc.duplicate === false && sc.content_type === "text/markdown", JSON.stringify(sc));
+    const bad = await callTool(client, "ingest_file", { name: "x.md", content_base64: "!!" });
+    assert(bad.isError === true && bad.kind === "args-invalid" && bad.reason === "base64-invalid", JSON.stringify(bad).slice(0, 300));
+    return sc.path;
+  });
+
   await check(t("write_note, then read it back; again is note-exists; a stale overwrite is proposal-stale"), async () => {
     const path = "Smoke/Written by the TypeScript SDK.md";
     const content = "# Written\n\nby the TypeScript SDK\n";
@@ -222,6 +252,17 @@ async function main() {
     const token = process.env.SHEAF_HTTP_TOKEN;
     const requestInit = token ? { headers: { Authorization: `Bearer ${token}` } } : undefined;
     await withClient("http", new StreamableHTTPClientTransport(new URL(url), { requestInit }));
+    // The envelopes the SDK client cannot send: raw JSON-RPC.
+    await check("[http] a request without a method is JSON-RPC -32600", async () => {
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 2 }),
+      });
+      const body = await res.json();
+      assert(body?.error?.code === -32600 && body.id === 2, `${res.status} ${JSON.stringify(body)}`);
+      return `code=${body.error.code}`;
+    });
   } else {
     console.log("skip  [http] SHEAF_HTTP_URL is not set");
   }

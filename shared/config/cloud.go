@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/sheaf-dev/sheaf/indexer"
+	"github.com/sheaf-dev/sheaf/shared/audit"
 	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/embed"
+	s3history "github.com/sheaf-dev/sheaf/shared/history/s3"
 	"github.com/sheaf-dev/sheaf/shared/store/s3"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/textindex/meili"
@@ -153,8 +155,31 @@ func OpenCloud(ctx context.Context, c *Config, log *slog.Logger) (*Cloud, error)
 		ImmutablePaths: c.ImmutablePaths, MaxNoteBytes: c.MaxNoteBytes, MaxAttachmentBytes: c.MaxAttachmentBytes,
 		CursorKey: c.CursorKey, State: cloudState(sc),
 	}
+	if v.Ingest.Allow, err = core.ParseAllow(c.IngestAllow); err != nil {
+		return nil, err
+	}
+	if !c.NoAudit {
+		every := time.Duration(0) // the default: every 5 s
+		if onLambda {
+			every = -1 // the handler flushes before it returns
+		}
+		if v.Audit, err = audit.New(audit.Options{Store: st, FlushEvery: every}); err != nil {
+			return nil, err
+		}
+	}
 	if onLambda {
 		v.MaxWait = LambdaMaxWait
+	}
+	switch c.History {
+	case "", "on":
+		// The bucket's object versions are the history (no network call
+		// here: a bucket without versioning is reported when history is read).
+		if v.History, err = s3history.New(st); err != nil {
+			return nil, err
+		}
+	case "off":
+	default:
+		return nil, fmt.Errorf("--history %q: on or off", c.History)
 	}
 	if v.LLM, v.Reranker, err = c.OpenLLM(); err != nil {
 		return nil, err

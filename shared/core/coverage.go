@@ -55,6 +55,39 @@ type call struct {
 	unindexed int
 	lagging   *Lagging
 	after     []func() // run once the tool has answered (see afterAnswer)
+
+	// spend counts the call toward the paid rate limit the first time
+	// the core is about to spend on a provider (see charge); nil when the
+	// door counts it already or keeps no limit.
+	spend    func() error
+	spendErr error
+	spent    bool
+}
+
+// OnSpend has the call counted toward the paid rate limit, once, when the
+// core first spends on the user's embeddings or LLM key for it: the doors
+// set it for tools that are not paid in themselves but may be (search in
+// semantic or hybrid mode, search_and_read with embeddings). A non-nil
+// error from fn (rate-limited) becomes the call's error.
+func (c *call) OnSpend(fn func() error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.spend = fn
+}
+
+// charge counts the call in ctx toward the paid limit before the core
+// spends on a provider; it returns the limit's error.
+func charge(ctx context.Context) error {
+	c := callFrom(ctx)
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.spent && c.spend != nil {
+		c.spent, c.spendErr = true, c.spend()
+	}
+	return c.spendErr
 }
 
 // afterAnswer has fn run once the tool has answered, before the answer is

@@ -2,8 +2,11 @@ package core
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base32"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/sheaf-dev/sheaf/shared/store"
@@ -75,8 +78,25 @@ func toError(err error) *Error {
 	case errors.Is(err, context.Canceled):
 		return newError(KindInternal, nil, "The call was cancelled before it finished.")
 	default:
-		return newError(KindInternal, nil, "Sheaf could not complete the call: %v. Try again once; if it persists, please report it with this message.", err)
+		return internalError(err)
 	}
+}
+
+// internalError is the caller's error for a failure it cannot act on:
+// kind internal, a correlation id and nothing else (no provider URL, no
+// path, no Go error chain). The detail goes to the log under that id.
+func internalError(err error) *Error {
+	ref := newRef()
+	slog.Error("internal error", "correlation_id", ref, "err", err)
+	return newError(KindInternal, map[string]any{"correlation_id": ref},
+		"Sheaf hit an internal error (reference %s). Try once more; if it persists, report it with this reference.", ref)
+}
+
+// newRef is a fresh correlation id: 12 lowercase base32 characters.
+func newRef() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))[:12]
 }
 
 // cleanArg checks the note or file path given as argument arg.
@@ -173,6 +193,9 @@ var (
 	NewError = newError
 	// ToError maps any error to a tool Error (see toError).
 	ToError = toError
+	// InternalError logs err under a new correlation id and returns the
+	// caller's error: kind internal and the id (see internalError).
+	InternalError = internalError
 	// CleanArg checks the note or file path given as argument arg.
 	CleanArg = cleanArg
 	// CleanDirArg checks the folder given as argument arg.

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
 	"strings"
@@ -33,17 +34,19 @@ func llmNotConfigured(tool string) *Error {
 
 // llmError maps a provider failure to a tool error: a provider still
 // rate-limiting after our retries is rate-limited (with its hint), any
-// other failure internal, with the provider's own message.
+// other failure internal: the provider's message (its URL, its Go error)
+// goes to the log only.
 func llmError(err error) error {
 	var pe *llm.ProviderError
 	if errors.As(err, &pe) && pe.Status == 429 {
 		ms := max(pe.RetryAfter.Milliseconds(), 1000)
-		return newError(KindRateLimited, map[string]any{"retry_after_ms": ms}, "the LLM provider is rate-limiting: %v", err)
+		slog.Warn("the LLM provider is rate-limiting", "err", err)
+		return newError(KindRateLimited, map[string]any{"retry_after_ms": ms}, "The LLM provider is rate-limiting this server: retry after %d ms.", ms)
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return newError(KindInternal, nil, "asking the LLM: %v", err)
+	return internalError(fmt.Errorf("asking the LLM: %w", err))
 }
 
 // errBadReply means the model twice failed to reply with the JSON asked for.

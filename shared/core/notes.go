@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sheaf-dev/sheaf/shared/history"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -22,6 +23,7 @@ type NoteSummary struct {
 	Modified string   `json:"modified"`
 	Size     int64    `json:"size"`
 	ID       string   `json:"id,omitempty"`
+	Provenance
 }
 
 func summaryOf(n vault.Note) NoteSummary {
@@ -55,6 +57,7 @@ type listNotesIn struct {
 	ContentQuery  string         `json:"content_query,omitempty" jsonschema:"A search query (same language as search) the note's text must match."`
 	MetadataMatch map[string]any `json:"metadata_match,omitempty" jsonschema:"Frontmatter key -> scalar value; a note matches when its value equals it or is a list containing it. AND across keys; type-sensitive."`
 	Entities      []string       `json:"entities,omitempty" jsonschema:"Only notes whose frontmatter entities contain every one of these (exact)." schema:"maxItems=20"`
+	IncludeArg
 }
 
 // ListNotes implements list_notes.
@@ -96,13 +99,8 @@ func (s *Core) ListNotes(ctx context.Context, in listNotesIn) (*Paged[NoteSummar
 			f.Paths[h.Path] = true
 		}
 	}
-	notes := cat.List(f)
-	items := make([]NoteSummary, len(notes))
-	for i, n := range notes {
-		items[i] = summaryOf(n)
-	}
-	pg, total := page(items, in.Page)
-	return &Paged[NoteSummary]{Items: pg, Total: total, Offset: in.Offset, Limit: in.Limit}, nil
+	notes, total := page(cat.List(f), in.Page)
+	return &Paged[NoteSummary]{Items: s.summaries(notes, in.metadata()), Total: total, Offset: in.Offset, Limit: in.Limit}, nil
 }
 
 // parseSince accepts an ISO 8601 date or date-time.
@@ -117,11 +115,13 @@ func parseSince(s string) (time.Time, error) {
 
 type readNoteIn struct {
 	VaultArg
+	AgentArg
 	Path      string `json:"path,omitempty" jsonschema:"Vault-relative path of the note, e.g. \"Inbox/idea.md\" (\".md\" may be omitted)." schema:"minLength=1"`
 	ID        string `json:"id,omitempty" jsonschema:"The note's frontmatter id, or an unambiguous prefix of at least 6 characters. Send path or id." schema:"minLength=1"`
 	MaxLength int    `json:"max_length,omitempty" jsonschema:"Cut the content to at most this many characters, at a paragraph or sentence boundary." schema:"minimum=1"`
 	Offset    int64  `json:"offset,omitempty" jsonschema:"Byte offset in the file to read from: pass the next_offset of the previous page. A note too big for one answer comes in pages; concatenated, the pages are the file byte for byte." schema:"minimum=0"`
 	Length    int64  `json:"length,omitempty" jsonschema:"Read at most this many bytes of the file from offset (default: as much as fits one answer)." schema:"minimum=1"`
+	Version   string `json:"version,omitempty" jsonschema:"Read this past version instead (an id from note_history), paged the same way; a deleted note's versions are read by its old path." schema:"minLength=1,maxLength=200"`
 }
 
 // OutLink is one outgoing link, resolved against the vault.
@@ -162,11 +162,27 @@ type readNoteOut struct {
 	ContentHash   string         `json:"content_hash" jsonschema:"hex SHA-256 of the whole file's bytes (every page gives the same)"`
 	ETag          string         `json:"etag,omitempty"`
 	Warnings      []string       `json:"warnings,omitempty"`
+	// Version describes the past version read (read_note with version).
+	Version *history.Version `json:"version,omitempty" jsonschema:"the past version read, when version was given: who wrote it, when, with which tool"`
+	// RetrievalCount is how often the read audit has seen the note
+	// returned, this read included; nil when the audit is off.
+	RetrievalCount *int64 `json:"retrieval_count,omitempty" jsonschema:"how often the vault's read audit has seen this note returned, this read included; absent when the audit is off"`
 }
 
 // ReadNote implements read_note: the whole note when it fits the response
 // budget, else the page from offset that does (see readPage).
 func (s *Core) ReadNote(ctx context.Context, in readNoteIn) (*readNoteOut, error) {
+	out, err := s.readNote(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if v, verr := s.vault(ctx, in.VaultArg); verr == nil {
+		out.RetrievalCount = countOf(s.audited(ctx, v, "read_note", in.AgentArg, []string{out.Path}), out.Path)
+	}
+	return out, nil
+}
+
+func (s *Core) readNote(ctx context.Context, in readNoteIn) (*readNoteOut, error) {
 	v, cat, err := s.open(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
@@ -181,6 +197,12 @@ func (s *Core) ReadNote(ctx context.Context, in readNoteIn) (*readNoteOut, error
 		if path, err = noteByID(cat, in.ID); err != nil {
 			return nil, err
 		}
+	}
+	if in.Version != "" {
+		if path, err = historyPath(ctx, v, "path", path); err != nil {
+			return nil, err
+		}
+		return s.readNoteVersion(ctx, v, path, in)
 	}
 	if path, err = notePath(ctx, v, "path", path); err != nil {
 		return nil, err

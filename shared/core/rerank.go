@@ -30,6 +30,9 @@ func rerankCandidates(ctx context.Context, v *Vault, cat *vault.Catalog, questio
 	if len(cands) < 2 {
 		return cands, nil
 	}
+	if err := charge(ctx); err != nil {
+		return nil, err
+	}
 	pages := loadPages(ctx, v, cat, cands, nil)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()

@@ -117,8 +117,9 @@ func TestRerankSearchAndRead(t *testing.T) {
 
 	// A failing reranker fails the call.
 	rr.fail = errors.New("scripted failure")
-	if _, err := s.SearchAndRead(ctx, searchAndReadIn{Query: "pruning orchard trees", K: 5, Mode: "note", Rerank: true}); err == nil || !strings.Contains(err.Error(), "scripted failure") {
-		t.Errorf("failing reranker: %v, want its error", err)
+	// Its text goes to the log; the caller gets internal and a reference.
+	if _, err := s.SearchAndRead(ctx, searchAndReadIn{Query: "pruning orchard trees", K: 5, Mode: "note", Rerank: true}); err == nil || toError(err).Kind != KindInternal || toError(err).Fields["correlation_id"] == nil || strings.Contains(err.Error(), "scripted failure") {
+		t.Errorf("failing reranker: %v, want internal with a reference", err)
 	}
 	// Without rerank the reranker is never called.
 	n := len(rr.queries)

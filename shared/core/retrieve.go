@@ -109,6 +109,9 @@ func (s *Core) retrieve(ctx context.Context, v *Vault, cat *vault.Catalog, quest
 		}
 	}
 	if mode != "fulltext" {
+		if err := charge(ctx); err != nil {
+			return nil, err
+		}
 		vec, err = s.vectorLane(ctx, v, cat, question, o, lanePool(limit))
 		switch {
 		case err != nil && o.Mode == "" && ctx.Err() == nil:

@@ -24,7 +24,9 @@ type SearchArgs struct {
 	Threshold  *float64 `json:"threshold,omitempty" jsonschema:"Minimum score 0-1 for semantic (cosine), hybrid (fused score) and graph modes; unset: no minimum." schema:"minimum=0,maximum=1"`
 	SeedIDs    []string `json:"seed_ids,omitempty" jsonschema:"Graph mode: starting notes (frontmatter ids, id prefixes or paths); omitted: the best full-text hits." schema:"maxItems=20"`
 	GraphDepth int      `json:"graph_depth,omitempty" jsonschema:"Graph mode: hops to follow, 1-3." schema:"minimum=1,maximum=3,default=2"`
-	Rerank     bool     `json:"rerank,omitempty" jsonschema:"Semantic and hybrid modes: rerank the best 20-50 candidates with the configured cross-encoder (--rerank-url), else the LLM listwise (one extra call); score is then the reranked position (1 = first, falling)."`
+	IncludeArg
+	AgentArg
+	Rerank bool `json:"rerank,omitempty" jsonschema:"Semantic and hybrid modes: rerank the best 20-50 candidates with the configured cross-encoder (--rerank-url), else the LLM listwise (one extra call); score is then the reranked position (1 = first, falling)."`
 }
 
 // SearchHit is one ranked note.
@@ -36,6 +38,8 @@ type SearchHit struct {
 	Heading  string  `json:"heading,omitempty" jsonschema:"the section the best match is in"`
 	ID       string  `json:"id,omitempty"`
 	Distance *int    `json:"distance,omitempty" jsonschema:"graph mode: hops from the nearest seed"`
+	Provenance
+	RetrievalCount *int64 `json:"retrieval_count,omitempty" jsonschema:"how often the vault's read audit has seen this note returned, this time included; absent when the audit is off"`
 }
 
 type SearchResult struct {
@@ -49,12 +53,23 @@ type SearchResult struct {
 	Hint   string      `json:"hint,omitempty"`
 }
 
-// Search implements search.
+// Search implements search: every hit with its provenance.
 func (s *Core) Search(ctx context.Context, in SearchArgs) (*SearchResult, error) {
 	v, cat, err := s.open(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
 	}
+	out, err := s.search(ctx, v, cat, in)
+	if err != nil {
+		return nil, err
+	}
+	s.withProvenance(cat, out.Items, in.metadata())
+	s.auditHits(ctx, v, "search", in.AgentArg, out.Items)
+	return out, nil
+}
+
+func (s *Core) search(ctx context.Context, v *Vault, cat *vault.Catalog, in SearchArgs) (*SearchResult, error) {
+	var err error
 	if in.Rerank && in.Mode != "semantic" && in.Mode != "hybrid" {
 		return nil, newError(KindArgsInvalid, map[string]any{"argument": "rerank"},
 			"rerank applies to mode semantic or hybrid; for a question in words without embeddings, use search_and_read with rerank")

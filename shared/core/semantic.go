@@ -36,6 +36,8 @@ type SemanticSearchIn struct {
 	Tags         []string `json:"tags,omitempty" jsonschema:"Only notes carrying every one of these tags (nested descendants match). Applied before ranking." schema:"maxItems=20"`
 	PathPrefix   string   `json:"path_prefix,omitempty" jsonschema:"Only notes whose path starts with this plain string. Applied before ranking."`
 	Rerank       bool     `json:"rerank,omitempty" jsonschema:"Rerank the best 20-50 candidates with the configured cross-encoder (--rerank-url), else the LLM listwise: one extra call, more precise top results; score is then the reranked position (1 = first, falling). Needs one of them configured."`
+	IncludeArg
+	AgentArg
 }
 
 // SemanticResult is semantic_search's and related_notes' page.
@@ -158,6 +160,8 @@ func (s *Core) SemanticSearch(ctx context.Context, in SemanticSearchIn) (*Semant
 		return nil, err
 	}
 	items := hitsOf(ctx, v, cat, cands)
+	s.withProvenance(cat, items, in.metadata())
+	s.auditHits(ctx, v, "semantic_search", in.AgentArg, items)
 	return &SemanticResult{Items: items, Total: len(items), Limit: in.Limit, Mode: mode}, nil
 }
 
@@ -282,6 +286,7 @@ func (s *Core) RelatedNotes(ctx context.Context, in RelatedIn) (*SemanticResult,
 		cands = append(cands, Candidate{Path: h.Path, Title: cn.Title, Score: float64(h.Score), Ordinals: []int{h.Ordinal}, Heading: h.Heading})
 	}
 	out.Items = hitsOf(ctx, v, cat, cands)
+	s.withProvenance(cat, out.Items, false)
 	out.Total = len(out.Items)
 	return out, nil
 }

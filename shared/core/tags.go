@@ -21,6 +21,7 @@ type notesByTagIn struct {
 	VaultArg
 	Page
 	Tag string `json:"tag" jsonschema:"The tag, with or without '#'; nested descendants match too (\"project\" also returns \"project/web\")." schema:"minLength=1"`
+	IncludeArg
 }
 
 type listFoldersIn struct {
@@ -54,12 +55,8 @@ func (s *Core) NotesByTag(ctx context.Context, in notesByTagIn) (*Paged[NoteSumm
 	if err != nil {
 		return nil, err
 	}
-	all := []NoteSummary{}
-	for _, n := range cat.NotesByTag(in.Tag) {
-		all = append(all, summaryOf(n))
-	}
-	items, total := page(all, in.Page)
-	return &Paged[NoteSummary]{Items: items, Total: total, Offset: in.Offset, Limit: in.Limit}, nil
+	notes, total := page(cat.NotesByTag(in.Tag), in.Page)
+	return &Paged[NoteSummary]{Items: s.summaries(notes, in.metadata()), Total: total, Offset: in.Offset, Limit: in.Limit}, nil
 }
 
 // ListFolders implements list_folders.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/sheaf-dev/sheaf/shared/audit"
 	"github.com/sheaf-dev/sheaf/shared/embed"
+	"github.com/sheaf-dev/sheaf/shared/history"
 	"github.com/sheaf-dev/sheaf/shared/llm"
 	"github.com/sheaf-dev/sheaf/shared/rank"
 	"github.com/sheaf-dev/sheaf/shared/store"
@@ -99,6 +101,10 @@ type Vault struct {
 	// Lagging, when set, lists this server's writes the vault's shared
 	// index has not caught up with (the cloud); answers then say so.
 	Lagging func() []Lag
+	// History keeps every note's past versions (who wrote each, with
+	// which tool, in which transaction); nil keeps none, and the history
+	// tools say so.
+	History history.Store
 	// Ledger is the note every write is logged in ("" means log.md; "off"
 	// logs nothing).
 	Ledger string
@@ -106,6 +112,11 @@ type Vault struct {
 	// live (a folder on this machine, or the bucket's .sheaf/ prefix), for
 	// get_vault_info; "" when unknown.
 	State string
+
+	// Audit is the vault's read audit (audit.go); nil: off.
+	Audit *audit.Log
+	// Ingest says what ingest_url may fetch (see IngestConfig).
+	Ingest IngestConfig
 
 	ImmutablePaths     []string // write-once prefixes, e.g. "sources/"
 	MaxNoteBytes       int64    // read_note refuses bigger notes; 0: 16 MiB

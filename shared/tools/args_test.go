@@ -40,7 +40,7 @@ func TestExplainArgs(t *testing.T) {
 	schema := mustSchema[core.SearchArgs]("search", "input")
 	rs, _ := schema.Resolve(nil)
 	for raw, want := range map[string]string{
-		`{"qeury":"x"}`:                   `Unknown argument "qeury". This tool takes: author, entities, graph_depth, limit, match, mode, offset, path_prefix, query, rerank, seed_ids, tags, threshold, vault. Did you mean "query"?`,
+		`{"qeury":"x"}`:                   `Unknown argument "qeury". This tool takes: agent_id, author, entities, graph_depth, include, limit, match, mode, offset, path_prefix, query, rerank, seed_ids, tags, threshold, vault. Did you mean "query"?`,
 		`{"query":"x","limit":0}`:         `The argument "limit" must be at least 1 (it is 0).`,
 		`{"query":"x","limit":1000}`:      `The argument "limit" must be at most 100 (it is 1000).`,
 		`{"query":"x","mode":"psychic"}`:  `The argument "mode" must be one of "fulltext", "semantic", "hybrid", "graph", not "psychic".`,

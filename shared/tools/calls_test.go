@@ -351,6 +351,40 @@ func TestPaidToolsRateLimited(t *testing.T) {
 	}
 }
 
+// TestPaidPathsCounted: search in semantic or hybrid mode and
+// search_and_read with embeddings spend the embeddings key, so their calls
+// count toward the paid limit; search in fulltext mode does not.
+func TestPaidPathsCounted(t *testing.T) {
+	f := newSemFixture(t, orchard)
+	clock := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	f.s.now = func() time.Time { return clock }
+	for i := range PaidCallsPerMinute {
+		name, args := "search", map[string]any{"query": "orchard", "mode": []string{"semantic", "hybrid"}[i%2]}
+		if i%3 == 2 {
+			name, args = "search_and_read", map[string]any{"query": "what grows in the orchard"}
+		}
+		if res := callTool(t, f.s, name, "alice", args); res.IsError {
+			t.Fatalf("call %d (%s) refused: %+v", i+1, name, res.Content)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"search", map[string]any{"query": "orchard", "mode": "hybrid"}},
+		{"search", map[string]any{"query": "orchard", "mode": "semantic"}},
+		{"search_and_read", map[string]any{"query": "what grows in the orchard"}},
+		{"semantic_search", map[string]any{"query": "orchard"}},
+	} {
+		if res := callTool(t, f.s, c.name, "alice", c.args); kindOf(res) != "rate-limited" {
+			t.Errorf("%s %v after %d paid calls: kind %q, want rate-limited", c.name, c.args, PaidCallsPerMinute, kindOf(res))
+		}
+	}
+	if res := callTool(t, f.s, "search", "alice", map[string]any{"query": "orchard"}); res.IsError {
+		t.Errorf("fulltext search spends nothing and is not limited: %+v", res.Content)
+	}
+}
+
 // Once get_vault_info has answered from the summary, the core asks the
 // Catalogs to load the catalog in the background; a call that loaded it
 // does not.

@@ -126,6 +126,7 @@ func define[In, Out any](sp Spec, fn func(ctx context.Context, in In) (*Out, err
 	)
 	tool.InputSchema.Type = "" // Listed sets the raw schemas
 	handler := func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
+		ctx = core.WithTool(ctx, name) // history names the tool of each version
 		c := callFrom(ctx)
 		if c == nil {
 			c = core.NewCall(0)
@@ -135,8 +136,7 @@ func define[In, Out any](sp Spec, fn func(ctx context.Context, in In) (*Out, err
 		defer func() {
 			// A bug must surface as the spec's internal kind, not a protocol error.
 			if r := recover(); r != nil {
-				slog.Error("tool panicked", "tool", name, "panic", r, "stack", string(debug.Stack()))
-				res = errorResult(newError(KindInternal, nil, "Sheaf hit an internal error in %s; please report it with this message: %v", name, r))
+				res = errorResult(core.InternalError(fmt.Errorf("tool %s panicked: %v\n%s", name, r, debug.Stack())))
 			}
 			if res != nil && res.IsError {
 				res = fitError(res, budget)
@@ -161,7 +161,7 @@ func define[In, Out any](sp Spec, fn func(ctx context.Context, in In) (*Out, err
 			case te.Kind == KindInternal && ctx.Err() != nil:
 				// The caller cancelled the call or went away: no bug.
 				slog.Debug("tool call ended by its caller", "tool", name, "err", err)
-			case te.Kind == KindInternal:
+			case te.Kind == KindInternal && te.Fields["correlation_id"] == nil: // else logged with its id
 				slog.Error("tool failed", "tool", name, "err", err)
 			}
 			return errorResult(te), nil
@@ -219,7 +219,7 @@ func decodeArgs[In any](req mcp.CallToolRequest, schema *jsonschema.Schema, rs *
 func structuredResult(out any) (*mcp.CallToolResult, error) {
 	text, err := json.Marshal(out)
 	if err != nil {
-		return errorResult(newError(KindInternal, nil, "encoding the result: %v", err)), nil
+		return errorResult(core.InternalError(fmt.Errorf("encoding the result: %w", err))), nil
 	}
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{mcp.NewTextContent(string(text))},

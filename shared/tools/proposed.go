@@ -3,9 +3,12 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/sheaf-dev/sheaf/shared/core"
 )
 
 // How a propose-only caller's write becomes a proposal: the guard hands
@@ -69,7 +72,7 @@ func proposedResult(out any, ref *ProposalRef) *mcp.CallToolResult {
 		err = json.Unmarshal(raw, &m)
 	}
 	if err != nil {
-		return errorResult(newError(KindInternal, nil, "encoding the proposal: %v", err))
+		return errorResult(core.InternalError(fmt.Errorf("encoding the proposal: %w", err)))
 	}
 	m["partial"], m["proposal"] = true, ref
 	res, _ := structuredResult(m)

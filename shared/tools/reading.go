@@ -18,7 +18,7 @@ func noteTools(c *core.Core) []Tool {
 	list := define(Spec{
 		Name:        "list_notes",
 		Title:       "List notes",
-		Description: "List notes in the vault, optionally under a folder and filtered by tags, author, modification time, title, content, frontmatter metadata or entities. Paginated: {items, total, offset, limit}.",
+		Description: "List notes in the vault, optionally under a folder and filtered by tags, author, modification time, title, content, frontmatter metadata or entities. Paginated: {items, total, offset, limit}. Every item carries its provenance from the catalog: updated_at, is_stale (its frontmatter expires_at is past), and source_url, derived_from_ids and expires_at when the note has them; include: [\"metadata\"] adds its frontmatter as metadata.",
 		Hints:       readOnly,
 		Access:      reads(folder("path")),
 		Core:        true,
@@ -72,7 +72,7 @@ func tagTools(c *core.Core) []Tool {
 	byTag := define(Spec{
 		Name:        "notes_by_tag",
 		Title:       "Notes by tag",
-		Description: "The notes carrying a tag or any nested descendant of it. Paginated note summaries.",
+		Description: "The notes carrying a tag or any nested descendant of it. Paginated note summaries. Every item carries its provenance from the catalog: updated_at, is_stale (its frontmatter expires_at is past), and source_url, derived_from_ids and expires_at when the note has them; include: [\"metadata\"] adds its frontmatter as metadata.",
 		Hints:       readOnly,
 		Access:      reads(),
 		Core:        true,

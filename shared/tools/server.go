@@ -60,7 +60,7 @@ func (s *Server) Tools() []Tool { return s.serve(s.declared()) }
 var families = []func(*core.Core) []Tool{
 	vaultTools, noteTools, linkTools, searchTools, tagTools, attachmentTools,
 	llmTools, referenceTools, relationTools, searchReadTools, maintenanceTools,
-	agentTools, semanticTools, writeTools, moveTools, pageTools,
+	agentTools, semanticTools, writeTools, moveTools, pageTools, historyTools, ingestTools,
 }
 
 // declared is every tool as its family declares it.
@@ -82,10 +82,13 @@ func (s *Server) serve(ts []Tool) []Tool {
 	ts = s.guardAll(ts)  // before the limit: a refused call spends nothing
 	byName := make(map[string]server.ToolHandlerFunc, len(ts))
 	for i, t := range ts {
-		next := t.Handler
+		next, name, paid := t.Handler, t.Tool.Name, t.Spec.Paid
 		ts[i].Handler = func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			c := core.NewCall(s.budget())
 			defer c.Answered()
+			if !paid { // a paid tool was counted by limitPaid
+				s.chargeWhenSpending(ctx, c, name)
+			}
 			return next(withCall(ctx, c), req)
 		}
 		byName[t.Tool.Name] = ts[i].Handler
@@ -121,12 +124,21 @@ func (s *Server) MCPServer(version, profile string) (*server.MCPServer, error) {
 	for _, t := range ts {
 		core[t.Tool.Name] = t.Spec.Core
 	}
+	// The profile filters tools/list only (a hook, not mcp-go's tool
+	// filter, which also refuses calls with a protocol error): a call of a
+	// tool outside the caller's profile reaches the guard, which answers
+	// the spec's unsupported. The listed tools get their schemas there too,
+	// built on the first tools/list rather than at start-up.
+	hooks := &server.Hooks{}
+	filter, listed := profileFilter(core), listedFilter(ts)
+	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, r *mcp.ListToolsResult) {
+		r.Tools = listed(ctx, filter(ctx, r.Tools))
+	})
 	srv := server.NewMCPServer("sheaf", version,
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
-		server.WithToolFilter(listedFilter(ts)),
-		server.WithToolFilter(profileFilter(core)),
+		server.WithHooks(hooks),
 	)
 	for _, t := range ts {
 		if profile == "core" && !t.Spec.Core {

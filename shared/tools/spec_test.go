@@ -35,7 +35,7 @@ func TestSpecs(t *testing.T) {
 	}{
 		{"core profile", core, []string{"find_references", "get_vault_info", "link_graph", "list_backlinks", "list_notes",
 			"list_outgoing_links", "list_tags", "notes_by_tag", "read_note", "read_outline", "search", "search_and_read"}},
-		{"paid", paid, []string{"answer", "eval", "find_duplicates", "lint_semantic", "reindex_embeddings", "related_notes",
+		{"paid", paid, []string{"answer", "eval", "find_duplicates", "ingest_file", "ingest_url", "lint_semantic", "reindex_embeddings", "related_notes",
 			"semantic_search", "suggest_tags", "topic_map"}},
 		{"needs embeddings", embeddings, []string{"find_duplicates", "reindex_embeddings", "related_notes", "semantic_search", "topic_map"}},
 		{"needs an LLM", llm, []string{"answer", "lint_semantic", "suggest_tags"}},

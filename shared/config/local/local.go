@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"github.com/sheaf-dev/sheaf/indexer"
+	"github.com/sheaf-dev/sheaf/shared/audit"
 	"github.com/sheaf-dev/sheaf/shared/config"
 	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/embed"
+	histfolder "github.com/sheaf-dev/sheaf/shared/history/folder"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/store/split"
 	"github.com/sheaf-dev/sheaf/shared/textindex/embedded"
@@ -40,6 +42,7 @@ type Vault struct {
 	text       *embedded.Index
 	vectors    vectors.Index // nil without embeddings
 	store      *split.Store
+	history    *histfolder.Store // nil with --history off
 
 	stop context.CancelFunc // ends what Start started; nil before Start
 	bg   sync.WaitGroup     // what Start started
@@ -87,8 +90,14 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, erro
 	if id == "" {
 		id = config.VaultIDFrom(root)
 	}
+	allow, err := core.ParseAllow(c.IngestAllow)
+	if err != nil {
+		text.Close()
+		return nil, err
+	}
 	v := &core.Vault{
 		ID: id, Root: root, Store: st, Text: text, Catalogs: core.LiveCatalog{C: cat},
+		Ingest: core.IngestConfig{Allow: allow},
 		Status: func() core.IndexStatus {
 			s := ix.Status()
 			return core.IndexStatus{State: s.State, Done: s.Done, Total: s.Total, Notes: s.Notes, Problems: s.Problems, Pending: s.Pending}
@@ -99,12 +108,46 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, erro
 		Reindex: ix, Ledger: c.Ledger, // writes are indexed before the tool returns
 	}
 	v.State = state
+	if !c.NoAudit {
+		if v.Audit, err = audit.New(audit.Options{Store: st}); err != nil {
+			text.Close()
+			return nil, err
+		}
+	}
 	l := &Vault{Vault: v, Indexer: ix, Root: root, State: state, Layout: layout, text: text, store: st}
+	if err := l.openHistory(c); err != nil {
+		text.Close()
+		return nil, err
+	}
 	if err := l.openEmbeddings(ctx, c, log); err != nil {
 		text.Close()
 		return nil, err
 	}
 	return l, nil
+}
+
+// openHistory opens the vault's note history in <state>/history (unless
+// --history off): the write tools record every version there, and the
+// indexer records the changes made outside Sheaf.
+func (l *Vault) openHistory(c *config.Config) error {
+	switch c.History {
+	case "off":
+		return nil
+	case "", "on":
+	default:
+		return fmt.Errorf("--history %q: on or off", c.History)
+	}
+	h, err := histfolder.Open(filepath.Join(l.State, "history"), histfolder.Options{
+		// 0 (a command without the flags): the defaults; negative: no minimum.
+		Policy: histfolder.Policy{Days: c.HistoryDays, Keep: c.HistoryKeep},
+	})
+	if err != nil {
+		return fmt.Errorf("opening the note history in %s: %w", l.State, err)
+	}
+	l.history = h
+	l.Vault.History = h
+	l.Indexer.History = h
+	return nil
 }
 
 // openEmbeddings wires the embeddings provider and the vector index when
@@ -185,12 +228,17 @@ func (l *Vault) Close() error {
 		l.stop()
 		l.bg.Wait()
 	}
+	aerr := l.Vault.Audit.Close(context.Background()) // what the last seconds recorded
 	serr := l.Indexer.Save(context.Background())
 	var verr error
 	if l.vectors != nil {
 		verr = l.vectors.Close() // the embedded index flushes on Close
 	}
-	return errors.Join(serr, l.text.Close(), verr, l.store.Close())
+	var herr error
+	if l.history != nil {
+		herr = l.history.Close()
+	}
+	return errors.Join(aerr, serr, l.text.Close(), verr, herr, l.store.Close())
 }
 
 // indexWait maps the --index-wait setting (0: do not wait) to the tools'

@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
+
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sheaf-dev/sheaf/shared/auth"
 )
@@ -86,7 +89,7 @@ func (f *inflight) cancel(key string) bool {
 
 // rpcRouter answers notifications itself and registers calls so that a
 // notifications/cancelled can stop them; it reads the body through limit.
-func rpcRouter(limit *bodyLimiter, calls *inflight, next http.Handler) http.Handler {
+func rpcRouter(limit *bodyLimiter, calls *inflight, srv *server.MCPServer, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
@@ -97,6 +100,12 @@ func rpcRouter(limit *bodyLimiter, calls *inflight, next http.Handler) http.Hand
 			return
 		}
 		defer body.release()
+		if body.whole() {
+			if resp, handled := precheck(body.head(), srv); handled {
+				answer(w, resp)
+				return
+			}
+		}
 		head, isObject := readHead(body)
 		switch {
 		case isObject && body.whole() && head.Method != "" && len(head.ID) == 0:
@@ -117,6 +126,24 @@ func rpcRouter(limit *bodyLimiter, calls *inflight, next http.Handler) http.Hand
 		r.ContentLength = body.size
 		next.ServeHTTP(w, r)
 	})
+}
+
+// answer writes precheck's answer: 202 for a notification it drops, 400
+// for an error it cannot tie to a request (id null, as mcp-go answers
+// parse errors), else 200.
+func answer(w http.ResponseWriter, resp []byte) {
+	if resp == nil {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	status := http.StatusOK
+	if bytes.Contains(resp, []byte(`"id":null`)) {
+		status = http.StatusBadRequest
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(resp)))
+	w.WriteHeader(status)
+	_, _ = w.Write(resp)
 }
 
 // readHead reads what the router needs of a message: the whole of a body

@@ -269,7 +269,7 @@ func TestBodyBudget(t *testing.T) {
 	l := newBodyLimiter(4<<20, time.Second)
 	l.budget = newByteBudget(1)
 	_ = l.budget.acquire(ctx, 1, time.Second)
-	h := rpcRouter(l, &inflight{}, server.NewStreamableHTTPServer(srv, server.WithStateLess(true)))
+	h := rpcRouter(l, &inflight{}, srv, server.NewStreamableHTTPServer(srv, server.WithStateLess(true)))
 	r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(make([]byte, 2<<20)))
 	ctx2, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()

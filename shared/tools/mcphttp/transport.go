@@ -31,7 +31,8 @@ import (
 func ServeStdio(ctx context.Context, srv *server.MCPServer, in io.Reader, out io.Writer) error {
 	s := server.NewStdioServer(srv)
 	s.SetErrorLogger(slog.NewLogLogger(slog.Default().Handler(), slog.LevelError)) // the process's one logger
-	return s.Listen(ctx, in, &lineLifter{w: out})
+	lw := &lineLifter{w: out}
+	return s.Listen(ctx, precheckLines(in, lw, srv), lw)
 }
 
 // HTTPOptions configure the streamable HTTP endpoint.
@@ -94,7 +95,7 @@ func HTTPHandler(srv *server.MCPServer, o HTTPOptions) http.Handler {
 		}),
 	)
 	mux := http.NewServeMux()
-	calls := rpcRouter(newBodyLimiter(o.MaxRequestBytes, o.BodyTimeout), &inflight{}, liftHTTP(mcpHandler))
+	calls := rpcRouter(newBodyLimiter(o.MaxRequestBytes, o.BodyTimeout), &inflight{}, srv, liftHTTP(mcpHandler))
 	mux.Handle(o.Path, checkOrigin(o.AllowedOrigins, authenticate(a, o.Resource, calls)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

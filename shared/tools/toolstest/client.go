@@ -7,6 +7,9 @@ package toolstest
 import (
 	"context"
 	"encoding/json"
+	"regexp"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,6 +97,9 @@ func (c *Client) call(name string, args any, out any) Result {
 		if r.Kind == "" {
 			c.t.Fatalf("%s(%v): error result without a kind: %s", name, args, r.Message)
 		}
+		if leak := Leak(r.Message, args); leak != "" {
+			c.t.Errorf("%s(%v): the error text shows %s: %s", name, args, leak, r.Message)
+		}
 		return r
 	}
 	raw, err := json.Marshal(res.StructuredContent)
@@ -129,6 +135,43 @@ func (c *Client) CallRaw(name, args string) Result {
 		c.t.Fatalf("CallRaw(%s): not JSON: %s", name, args)
 	}
 	return c.call(name, json.RawMessage(args), nil)
+}
+
+// leaks are what an error text must not show a caller: a URL (a
+// provider's), an absolute path outside the vault, a Go error chain.
+var leaks = regexp.MustCompile(`https?://|(^|[\s"'(])(/tmp/|/home/|/var/|/root/|/etc/|[A-Z]:\\)|dial tcp|context deadline exceeded|json: cannot|%!|goroutine |: EOF|panic:`)
+
+// Leak returns what an error text shows that it must not (see leaks), ""
+// when nothing. The caller's own arguments (strings of args, any JSON
+// form) may be quoted back: they are not scanned.
+func Leak(text string, args any) string {
+	raw, _ := json.Marshal(args)
+	var generic any
+	_ = json.Unmarshal(raw, &generic)
+	var strs []string
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			strs = append(strs, v)
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		case map[string]any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(generic)
+	sort.Slice(strs, func(i, j int) bool { return len(strs[i]) > len(strs[j]) })
+	for _, s := range strs {
+		if len(s) > 0 {
+			text = strings.ReplaceAll(text, s, "…")
+		}
+	}
+	return leaks.FindString(text)
 }
 
 // MustOK calls a tool and fails the test on a tool error.

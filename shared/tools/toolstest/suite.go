@@ -24,6 +24,7 @@ func Run(t *testing.T, connect Connect) {
 	c.WaitIndexed()
 	t.Run("ToolsList", func(t *testing.T) { testToolsList(t, c) })
 	t.Run("ArgsInvalid", func(t *testing.T) { testArgsInvalid(t, c) })
+	t.Run("UnknownTool", func(t *testing.T) { testUnknownTool(t, c) })
 	t.Run("PathInvalid", func(t *testing.T) { testPathInvalid(t, c) })
 	t.Run("LoneSurrogate", func(t *testing.T) { testLoneSurrogate(t, c) })
 	t.Run("VaultInfo", func(t *testing.T) { testVaultInfo(t, c) })
@@ -62,6 +63,15 @@ func Run(t *testing.T, connect Connect) {
 
 // HugeAttachmentBytes is the size of the oversized attachment the harness writes.
 const HugeAttachmentBytes = 6 << 20
+
+// testUnknownTool: a tool the server does not have is a tool result of
+// kind unsupported, not a protocol error.
+func testUnknownTool(t *testing.T, c *Client) {
+	r := c.MustFail("unsupported", "no_such_tool", nil)
+	if r.Fields["reason"] != "unknown-tool" || !strings.Contains(r.Message, "tools/list") {
+		t.Errorf("unknown tool: %v %q", r.Fields, r.Message)
+	}
+}
 
 func testToolsList(t *testing.T, c *Client) {
 	res, err := c.S.ListTools(t.Context(), nil)

@@ -1,0 +1,151 @@
+package mcphttp
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// envelopeCases are raw requests and what the errors page says they get:
+// a JSON-RPC error code, a tool result of a kind, or (code 0, no kind)
+// whatever mcp-go answers correctly.
+var envelopeCases = []struct {
+	name, msg string
+	code      int    // the JSON-RPC error code, 0 for none
+	kind      string // the tool result's kind
+	nullID    bool
+}{
+	{"parse error", `{"jsonrpc":"2.0","id":1,"method":`, -32700, "", true},
+	{"no method", `{"jsonrpc":"2.0","id":2}`, -32600, "", false},
+	{"no id no method", `{"jsonrpc":"2.0"}`, -32600, "", true},
+	{"method not a string", `{"jsonrpc":"2.0","id":3,"method":5}`, -32600, "", false},
+	{"empty method", `{"jsonrpc":"2.0","id":4,"method":""}`, -32600, "", false},
+	{"batch", `[{"jsonrpc":"2.0","id":5,"method":"ping"}]`, -32600, "", true},
+	{"object id", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, -32600, "", true},
+	{"bad version", `{"jsonrpc":"1.0","id":6,"method":"ping"}`, -32600, "", false},
+	{"unknown method", `{"jsonrpc":"2.0","id":7,"method":"no/such"}`, -32601, "", false},
+	{"params not an object", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":"oops"}`, -32602, "", false},
+	{"name not a string", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":5}}`, -32602, "", false},
+	{"no params", `{"jsonrpc":"2.0","id":10,"method":"tools/call"}`, -32602, "", false},
+	{"empty name", `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":""}}`, -32602, "", false},
+	{"list params not an object", `{"jsonrpc":"2.0","id":12,"method":"tools/list","params":[1]}`, -32602, "", false},
+	{"unknown tool", `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}`, 0, "unsupported", false},
+	{"known tool", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"size","arguments":{"text":"abc"}}}`, 0, "", false},
+	{"ping", `{"jsonrpc":"2.0","id":15,"method":"ping"}`, 0, "", false},
+}
+
+type rpcReply struct {
+	ID     json.RawMessage `json:"id"`
+	Result *struct {
+		IsError bool           `json:"isError"`
+		Kind    string         `json:"kind"`
+		Reason  string         `json:"reason"`
+		Meta    map[string]any `json:"_meta"`
+	} `json:"result"`
+	Error *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func checkEnvelope(t *testing.T, transport, name, raw string, code int, kind string, nullID bool) {
+	t.Helper()
+	var r rpcReply
+	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+		t.Errorf("%s %s: not a JSON-RPC reply: %q", transport, name, raw)
+		return
+	}
+	switch {
+	case code != 0:
+		if r.Error == nil || r.Error.Code != code {
+			t.Errorf("%s %s: %s, want error %d", transport, name, raw, code)
+		}
+		if strings.Contains(raw, "json: ") || strings.Contains(raw, "unmarshal") {
+			t.Errorf("%s %s: Go's error text on the wire: %s", transport, name, raw)
+		}
+		if nullID != (string(r.ID) == "null") {
+			t.Errorf("%s %s: id %s (null: %v)", transport, name, r.ID, nullID)
+		}
+	case kind != "":
+		if r.Result == nil || !r.Result.IsError || r.Result.Kind != kind || r.Result.Meta[ErrorMetaKey] == nil {
+			t.Errorf("%s %s: %s, want a tool result of kind %s", transport, name, raw, kind)
+		}
+	default:
+		if r.Error != nil || r.Result == nil || r.Result.IsError {
+			t.Errorf("%s %s: %s, want a result", transport, name, raw)
+		}
+	}
+}
+
+// TestEnvelopesHTTP: each JSON-RPC error code of the errors page, and the
+// unknown tool as a tool result, over HTTP.
+func TestEnvelopesHTTP(t *testing.T) {
+	_, srv := newBlocker()
+	ts := httptest.NewServer(HTTPHandler(srv, HTTPOptions{}))
+	defer ts.Close()
+	for _, c := range envelopeCases {
+		resp, body := post(t, ts.URL+"/mcp", c.msg, "")
+		if resp.StatusCode == http.StatusAccepted {
+			t.Errorf("%s: 202, no answer", c.name)
+			continue
+		}
+		checkEnvelope(t, "http", c.name, body, c.code, c.kind, c.nullID)
+	}
+	// A response to a server request is still accepted, not refused.
+	if resp, body := post(t, ts.URL+"/mcp", `{"jsonrpc":"2.0","id":9,"result":{}}`, ""); resp.StatusCode != http.StatusAccepted {
+		t.Errorf("a response: %d %s, want 202", resp.StatusCode, body)
+	}
+}
+
+// TestEnvelopesStdio: the same over stdio, one line at a time.
+func TestEnvelopesStdio(t *testing.T) {
+	_, srv := newBlocker()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- ServeStdio(t.Context(), srv, inR, outW) }()
+	lines := make(chan string, 4)
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	read := func(name string) string {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("%s: stdio closed", name)
+			}
+			return l
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: no answer on stdio", name)
+		}
+		return ""
+	}
+	for _, c := range envelopeCases {
+		if _, err := io.WriteString(inW, c.msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		checkEnvelope(t, "stdio", c.name, read(c.name), c.code, c.kind, c.nullID)
+	}
+	// A notification with malformed params gets no answer: the next line's
+	// answer comes first.
+	_, _ = io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/x","params":"oops"}`+"\n"+`{"jsonrpc":"2.0","id":99,"method":"ping"}`+"\n")
+	if l := read("after a notification"); !strings.Contains(l, `"id":99`) {
+		t.Errorf("after a malformed notification: %s", l)
+	}
+	inW.Close()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Error("stdio did not stop when its input closed")
+	}
+}
