@@ -132,7 +132,7 @@ func (s *Server) MCPServer(version, profile string) (*server.MCPServer, error) {
 	hooks := &server.Hooks{}
 	filter, listed := profileFilter(core), listedFilter(ts)
 	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, r *mcp.ListToolsResult) {
-		r.Tools = listed(ctx, filter(ctx, r.Tools))
+		r.Tools = filter(ctx, listed(ctx, r.Tools))
 	})
 	srv := server.NewMCPServer("sheaf", version,
 		server.WithToolCapabilities(false),
