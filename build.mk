@@ -17,8 +17,9 @@ LAMBDA_OUT     ?= bin/lambda
 LAMBDA_TAGS    ?= lambda.norpc
 # Always added: sheaf_envcreds reads AWS credentials and region from the
 # environment only, where Lambda puts them (shared/internal/awsconfig),
-# leaving out the SDK's config package and its STS/SSO clients (~2.4 MB).
-LAMBDA_FIXED_TAGS := sheaf_envcreds
+# leaving out the SDK's config package and its STS/SSO clients (~2.4 MB);
+# grpcnotrace leaves out gRPC's debug trace pages (x/net/trace).
+LAMBDA_FIXED_TAGS := sheaf_envcreds grpcnotrace
 # go build wants one comma-separated word.
 LAMBDA_SPACE   := $(subst ,, )
 LAMBDA_COMMA   := ,

@@ -127,7 +127,8 @@ func (s *Server) MCPServer(version, profile string) (*server.MCPServer, error) {
 	// The profile filters tools/list only (a hook, not mcp-go's tool
 	// filter, which also refuses calls with a protocol error): a call of a
 	// tool outside the caller's profile reaches the guard, which answers
-	// the spec's unsupported.
+	// the spec's unsupported. The listed tools get their schemas there too,
+	// built on the first tools/list rather than at start-up.
 	hooks := &server.Hooks{}
 	filter, listed := profileFilter(core), listedFilter(ts)
 	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, r *mcp.ListToolsResult) {
