@@ -110,3 +110,21 @@ func TestMergeWriterProcesses(t *testing.T) {
 	checkLines(t, got, writers, each)
 	t.Logf("%d writers x %d appends over %d processes: %d merged", writers, each, writers, merged.Load())
 }
+
+// TestHistoryVersioningOff: on a bucket that keeps no versions the history
+// tools say so (unsupported, with the command that turns versioning on),
+// and writes still work.
+func TestHistoryVersioningOff(t *testing.T) {
+	v := newCloudVault(t, "")
+	v.put(t, "Start.md", "# Start\n")
+	if out, err := v.command().CombinedOutput(); err != nil {
+		t.Fatalf("reconcile: %v\n%s", err, out)
+	}
+	c := toolstest.NewClient(t, cloudStdioSession(t, v))
+	c.MustOK("write_note", map[string]any{"path": "New.md", "content": "x\n"}, nil)
+	r := c.MustFail("unsupported", "note_history", map[string]any{"path": "New.md"})
+	if !strings.Contains(r.Message, "put-bucket-versioning") {
+		t.Errorf("note_history on a bucket without versioning: %s", r.Message)
+	}
+	c.MustFail("unsupported", "undo_transaction", map[string]any{"transaction": "t"})
+}

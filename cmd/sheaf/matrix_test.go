@@ -14,6 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sheaf-dev/sheaf/shared/auth/oauth/oauthtest"
+	"github.com/sheaf-dev/sheaf/shared/store/s3/s3test"
+	"github.com/sheaf-dev/sheaf/shared/textindex/meili/meilifake"
 	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
 )
 
@@ -174,7 +176,11 @@ func TestAccessMatrixFolder(t *testing.T) {
 }
 
 func TestAccessMatrixS3(t *testing.T) {
-	v := newCloudVault(t, "")
+	// A bucket that keeps versions, as the template makes it: the history
+	// tools answer as on a folder.
+	v := &cloudVault{s3: s3test.Start(t, s3test.Options{Versioning: true}), meili: meilifake.New(t)}
+	v.s3.CreateBucket(t, "vault")
+	v.s3.EnableVersioning(t, "vault")
 	for p, body := range matrixNotes {
 		v.put(t, p, body)
 	}

@@ -192,6 +192,28 @@ async function runChecks(transportName, client) {
     return `content_hash=${w.structuredContent.content_hash.slice(0, 12)}…`;
   });
 
+  await check(t("note history: an overwrite in a transaction, its versions listed, the old one read back byte for byte, undone"), async () => {
+    const path = "Smoke/History by the TypeScript SDK.md";
+    const v1 = "# History\r\n\r\nfirst, café\r\n";
+    const v2 = "# History\n\nsecond";
+    const tx = `smoke-${transportName}-${Date.now()}`;
+    const w1 = await callTool(client, "write_note", { path, content: v1 });
+    assert(!w1.isError, `create: ${textOf(w1)}`);
+    const w2 = await callTool(client, "write_note", { path, content: v2, mode: "overwrite", expected_hash: w1.structuredContent.content_hash, transaction_id: tx });
+    assert(!w2.isError, `overwrite: ${textOf(w2)}`);
+    const h = await callTool(client, "note_history", { path });
+    const vs = h.structuredContent?.versions ?? [];
+    assert(!h.isError && vs.length === 2 && vs[0].op === "overwrite" && vs[0].transaction_id === tx && vs[1].op === "write",
+      `note_history: ${textOf(h).slice(0, 400)}`);
+    const old = await callTool(client, "read_note", { path, version: vs[1].id });
+    assert(!old.isError && old.structuredContent.content === v1, `read_note version: ${textOf(old).slice(0, 300)}`);
+    const undo = await callTool(client, "undo_transaction", { transaction: tx });
+    assert(!undo.isError, `undo_transaction: ${textOf(undo)}`);
+    const now = await callTool(client, "read_note", { path });
+    assert(now.structuredContent.content === v1, `after undo: ${JSON.stringify(now.structuredContent.content)}`);
+    return `${vs.length} versions, undone`;
+  });
+
   // A call the client cancels (its signal aborts: the SDK sends
   // notifications/cancelled) must leave the session working.
   await check(`[${transportName}] cancel a long await_directives, then call again`, async () => {

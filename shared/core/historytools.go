@@ -25,12 +25,36 @@ func (v *Vault) allows(p string) bool {
 }
 
 // historyOf returns the vault's history, or unsupported when it keeps none.
-func (v *Vault) historyOf() (history.Store, error) {
+func (v *Vault) historyOf(ctx context.Context) (history.Store, error) {
 	if v.History == nil {
 		return nil, newError(KindUnsupported, nil,
 			"This vault keeps no note history (the server runs with --history off): there are no past versions to read.")
 	}
+	if err := v.checkHistory(ctx); err != nil {
+		return nil, historyError("", "", "", err)
+	}
 	return v.History, nil
+}
+
+// checker is a history that can tell whether it keeps anything (an S3
+// bucket whose versioning is off keeps nothing).
+type checker interface {
+	Check(ctx context.Context) error
+}
+
+// checkHistory asks the history once (a history tool's first call, never
+// a write: a Lambda's cold start makes no call) whether it keeps versions.
+func (v *Vault) checkHistory(ctx context.Context) error {
+	c, ok := v.History.(checker)
+	st := v.state()
+	if !ok || st.historyChecked.Load() {
+		return nil
+	}
+	err := c.Check(ctx)
+	if err == nil {
+		st.historyChecked.Store(true)
+	}
+	return err
 }
 
 // historyError maps a history error to its kind.
@@ -60,7 +84,7 @@ func historyPath(ctx context.Context, v *Vault, arg, raw string) (string, error)
 
 // readVersion reads version id of the note at p, as the caller may see it.
 func (v *Vault) readVersion(ctx context.Context, p, id string) ([]byte, history.Version, error) {
-	h, err := v.historyOf()
+	h, err := v.historyOf(ctx)
 	if err != nil {
 		return nil, history.Version{}, err
 	}
@@ -100,7 +124,7 @@ func (s *Core) NoteHistory(ctx context.Context, in NoteHistoryIn) (*noteHistoryO
 	if err != nil {
 		return nil, err
 	}
-	h, err := v.historyOf()
+	h, err := v.historyOf(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -370,7 +394,7 @@ func (s *Core) UndoTransaction(ctx context.Context, in UndoIn) (*undoOut, error)
 		return nil, err
 	}
 	defer v.writing()()
-	h, err := v.historyOf()
+	h, err := v.historyOf(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sheaf-dev/sheaf/shared/history"
 	"github.com/sheaf-dev/sheaf/shared/ingest"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -34,12 +35,14 @@ const ingestPaths = 20
 
 type ingestURLIn struct {
 	VaultArg
+	TxArg
 	URL     string `json:"url" jsonschema:"The page to capture: an absolute http or https URL. HTML, Markdown, plain text and PDF are accepted." schema:"minLength=1,maxLength=8192"`
 	Refresh bool   `json:"refresh,omitempty" jsonschema:"Fetch again and file a new dated version even when the vault already holds this URL (by default the existing note is returned, duplicate: true)."`
 }
 
 type ingestFileIn struct {
 	VaultArg
+	TxArg
 	Name          string `json:"name" jsonschema:"The file's name, e.g. \"report.pdf\": recorded as source_file, and the note's title when the document has none." schema:"minLength=1,maxLength=255"`
 	ContentBase64 string `json:"content_base64" jsonschema:"The file's bytes, base64 (standard or URL-safe); at most 10 MiB decoded." schema:"minLength=1"`
 	MediaType     string `json:"media_type,omitempty" jsonschema:"text/html, text/markdown, text/plain or application/pdf; when absent the bytes and the name's extension decide." schema:"maxLength=200"`
@@ -60,6 +63,7 @@ type ingestOut struct {
 
 // IngestURL implements ingest_url.
 func (s *Core) IngestURL(ctx context.Context, in ingestURLIn) (*ingestOut, error) {
+	ctx = withTx(ctx, in.TxArg)
 	v, cat, err := s.open(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
@@ -100,6 +104,7 @@ func (s *Core) IngestURL(ctx context.Context, in ingestURLIn) (*ingestOut, error
 
 // IngestFile implements ingest_file.
 func (s *Core) IngestFile(ctx context.Context, in ingestFileIn) (*ingestOut, error) {
+	ctx = withTx(ctx, in.TxArg)
 	v, err := s.ready(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
@@ -131,7 +136,7 @@ func (s *Core) writeSource(ctx context.Context, v *Vault, n *ingest.Note, what s
 	}
 	for attempt := range ingestPaths {
 		p := n.Path(attempt)
-		_, err := v.Store.Put(ctx, p, n.Content, store.PutOptions{IfNoneMatch: true})
+		_, _, err := v.putNote(ctx, v.change(ctx, p, history.OpWrite, n.Content, nil), nil)
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}

@@ -46,9 +46,10 @@ type vaultState struct {
 	scopes map[string]*scope // by allowlist rules
 	caches map[any]any       // what the tool families keep (see cached)
 
-	locks      history.PathLocks // the writes' path locks (history.go)
-	historyOff atomic.Bool       // the history said it keeps no versions (logged once)
-	fetchState                   // ingest_url's Fetcher
+	locks          history.PathLocks // the writes' path locks (history.go)
+	historyOff     atomic.Bool       // the history said it keeps no versions (logged once)
+	historyChecked atomic.Bool       // the history said it keeps versions (historytools.go)
+	fetchState                       // ingest_url's Fetcher
 }
 
 // cached returns what v and every caller's view of it keep under key

@@ -18,14 +18,14 @@ func writeTools(c *core.Core) []Tool {
 		define(Spec{
 			Name:        "write_note",
 			Title:       "Write a note",
-			Description: "Create, overwrite or append to a Markdown note. mode create (default) makes a new note and fails with note-exists if one is there; overwrite replaces the whole note and needs expected_hash, the content_hash read_note returned; append adds content on a new line at the end (expected_hash optional; idempotency_key makes a retried append land once). A note that changed since expected_hash is not written: proposal-stale with current_hash. Notes under the vault's immutable prefixes (get_vault_info.immutablePaths) can only be created. Every write is logged in log.md, and this server's search and lists show it when the call returns (index.state).",
+			Description: "Create, overwrite or append to a Markdown note. mode create (default) makes a new note and fails with note-exists if one is there; overwrite replaces the whole note and needs expected_hash, the content_hash read_note returned; append adds content on a new line at the end (expected_hash optional; idempotency_key makes a retried append land once). A note that changed since expected_hash is not written: proposal-stale with current_hash. Notes under the vault's immutable prefixes (get_vault_info.immutablePaths) can only be created. Every write is logged in log.md, and this server's search and lists show it when the call returns (index.state). Every write is kept in the note's history (note_history; transaction_id groups calls for undo_transaction); with on_conflict: \"merge\", an overwrite made from an older version is merged with what was written since instead of failing.",
 			Hints:       writeHints,
 			Access:      edits(proposeQueue, note("path")),
 		}, c.WriteNote),
 		define(Spec{
 			Name:        "apply_edits",
 			Title:       "Apply find-and-replace edits",
-			Description: "Surgical edits to one note: each edit's find must occur exactly once in the note (as left by the edits before it), or the whole call changes nothing and fails with edit-not-unique, saying which edit matched how many times (matches). Safer than rewriting a note: a concurrent change elsewhere in the note does not conflict. expected_hash (read_note's content_hash) makes the call fail with proposal-stale if the note changed at all.",
+			Description: "Surgical edits to one note: each edit's find must occur exactly once in the note (as left by the edits before it), or the whole call changes nothing and fails with edit-not-unique, saying which edit matched how many times (matches). Safer than rewriting a note: a concurrent change elsewhere in the note does not conflict. expected_hash (read_note's content_hash) makes the call fail with proposal-stale if the note changed at all, unless on_conflict: \"merge\" merges the edits (made on that version) with what was written since.",
 			Hints:       writeHints,
 			Access:      edits(proposeQueue, note("path")),
 		}, c.ApplyEdits),
