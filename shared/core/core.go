@@ -53,6 +53,9 @@ func (s *Core) now() time.Time {
 	return time.Now()
 }
 
+// VaultIDs are the ids of the vaults served, in the order given to New.
+func (s *Core) VaultIDs() []string { return append([]string(nil), s.order...) }
+
 // VaultArg is the optional `vault` argument every tool takes.
 type VaultArg struct {
 	Vault string `json:"vault,omitempty" jsonschema:"Vault id. May be omitted when only one vault is available." schema:"minLength=1,maxLength=64,pattern=^[a-z0-9_-]+$"`
