@@ -69,6 +69,7 @@ func (s *Server) declared() []Tool {
 	for _, family := range families {
 		ts = append(ts, family(s.core)...)
 	}
+	ts = append(ts, s.maintainTools()...)
 	return append(ts, s.proposalTools()...)
 }
 
