@@ -32,7 +32,9 @@ type MissingError struct {
 	Name string
 }
 
-func (e *MissingError) Error() string { return "store: " + e.What + " \"" + e.Name + "\" does not exist" }
+func (e *MissingError) Error() string {
+	return "store: " + e.What + " \"" + e.Name + "\" does not exist"
+}
 
 // Object describes one stored file.
 type Object struct {
