@@ -13,7 +13,7 @@ import (
 // the given build tags.
 func lambdaDeps(t *testing.T, tags, arch string) []string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-deps", "-tags", tags, "./mcp", "./indexer")
+	cmd := exec.Command("go", "list", "-deps", "-tags", strings.ReplaceAll(tags, " ", ",")+",sheaf_envcreds", "./mcp", "./indexer")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
 	out, err := cmd.Output()
 	if err != nil {
@@ -39,16 +39,23 @@ func linked(deps []string, fragments ...string) []string {
 // TestLambdaSize builds both bootstraps through build.mk, as `sam build`
 // does, for arm64 and x86_64, with the default LAMBDA_TAGS and with
 // sheaf_noqdrant added, and logs their sizes (run with -v to see them;
-// sizes are reported, not asserted). It asserts what each build links: no
-// SQLite, local wiring or CLI packages in either, no Qdrant or gRPC in the
-// tagged one.
+// sizes are reported). It asserts that each arm64 bootstrap (the
+// template's default architecture) is under maxBootstrap, and what each
+// build links: no SQLite, local wiring or CLI packages in either, nor the
+// AWS SDK's config package and its STS/SSO clients (sheaf_envcreds), nor
+// the SDK's SSM client; no Qdrant or gRPC in the tagged one.
+// maxBootstrap bounds an arm64 bootstrap: 28.0 MB (MCP) and 23.9 MB
+// (indexer) when set, from 35.1 MB and 28.0 MB.
+const maxBootstrap = 30e6
+
 func TestLambdaSize(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds eight bootstraps; skipped under -short")
 	}
 	tool(t, "make", "make")
 	never := []string{"modernc.org/", "/shared/config/local", "/shared/textindex/embedded", "/shared/vectors/embedded",
-		"github.com/spf13/cobra", "github.com/schollz/progressbar"}
+		"github.com/spf13/cobra", "github.com/schollz/progressbar",
+		"github.com/aws/aws-sdk-go-v2/config", "github.com/aws/aws-sdk-go-v2/service/sts", "github.com/aws/aws-sdk-go-v2/service/ssm"}
 	qdrant := []string{"github.com/qdrant/", "google.golang.org/grpc", "/shared/vectors/qdrant"}
 	for _, tags := range []string{"lambda.norpc", "lambda.norpc sheaf_noqdrant"} { // the README's space-separated form
 		deps := lambdaDeps(t, tags, "arm64")
@@ -73,6 +80,9 @@ func TestLambdaSize(t *testing.T) {
 				fi, err := os.Stat(filepath.Join(dir, "bootstrap"))
 				if err != nil {
 					t.Fatal(err)
+				}
+				if arch == "arm64" && fi.Size() >= maxBootstrap {
+					t.Errorf("%s arm64 LAMBDA_TAGS=%q: %.1f MB, want under %.0f MB", fn, tags, float64(fi.Size())/1e6, maxBootstrap/1e6)
 				}
 				sizes = append(sizes, fmt.Sprintf("%s %.1f MB", strings.TrimSuffix(fn, "Function"), float64(fi.Size())/1e6))
 			}

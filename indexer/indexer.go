@@ -856,8 +856,8 @@ func (ix *Indexer) GiveBack(paths []string) {
 // Save persists the catalog snapshot if anything changed since the last
 // save. Concurrent callers share one write (whoever finds their changes
 // already saved returns at once). With a ChangeSaver (StoreSnapshots,
-// FileSnapshots) only the paths changed since the last successful save are
-// written, so a save costs what changed, not the vault; a checkpoint during
+// local.FileSnapshots) only the paths changed since the last successful
+// save are written, so a save costs what changed, not the vault; a checkpoint during
 // a long Sync is cheap. The write is conditional: when another indexer
 // saved first, Save catches up on what it saved, re-applies every path both
 // changed (re-reading it from the store: events are hints), and retries, a

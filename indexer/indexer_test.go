@@ -24,7 +24,7 @@ func newFixture(t *testing.T, files map[string]string) *fixture {
 	t.Helper()
 	dir, st, text := localVault(t, files)
 	ix := &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text,
-		Snapshots: &FileSnapshots{Path: filepath.Join(t.TempDir(), "catalog.json.gz")}, MaxNoteBytes: 1 << 20}
+		Snapshots: fileSnaps(t, filepath.Join(t.TempDir(), "catalog.json.gz")), MaxNoteBytes: 1 << 20}
 	return &fixture{dir: dir, ix: ix}
 }
 

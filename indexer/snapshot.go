@@ -8,8 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"sync"
@@ -17,7 +15,6 @@ import (
 	"time"
 
 	"github.com/sheaf-dev/sheaf/shared/store"
-	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
@@ -767,70 +764,4 @@ func randomID() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// FileSnapshots keeps the catalog in a local folder: the same segmented
-// layout as StoreSnapshots, in a "catalog" folder beside Path. Path is the
-// whole snapshot of Sheaf before catalog format 3, read when the folder
-// holds no manifest yet.
-type FileSnapshots struct {
-	Path string
-
-	once sync.Once
-	s    *StoreSnapshots
-	err  error
-}
-
-func (f *FileSnapshots) open() (*StoreSnapshots, error) {
-	f.once.Do(func() {
-		dir := filepath.Dir(f.Path)
-		if f.err = os.MkdirAll(dir, 0o755); f.err != nil {
-			return
-		}
-		var st *fs.Store
-		if st, f.err = fs.Open(dir); f.err == nil {
-			f.s = &StoreSnapshots{Store: st, Key: filepath.Base(f.Path), Dir: "catalog/"}
-		}
-	})
-	return f.s, f.err
-}
-
-// Load implements SnapshotStore.
-func (f *FileSnapshots) Load(ctx context.Context) (*vault.Catalog, error) {
-	s, err := f.open()
-	if err != nil {
-		return nil, err
-	}
-	c, err := s.Load(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("reading the catalog in %s: %w (delete it to rebuild)", filepath.Dir(f.Path), err)
-	}
-	return c, nil
-}
-
-// Save implements SnapshotStore.
-func (f *FileSnapshots) Save(ctx context.Context, c *vault.Catalog) error {
-	s, err := f.open()
-	if err != nil {
-		return err
-	}
-	return s.Save(ctx, c)
-}
-
-// SaveChanges implements ChangeSaver.
-func (f *FileSnapshots) SaveChanges(ctx context.Context, c *vault.Catalog, paths []string) error {
-	s, err := f.open()
-	if err != nil {
-		return err
-	}
-	return s.SaveChanges(ctx, c, paths)
-}
-
-// CatchUp implements ChangeSaver.
-func (f *FileSnapshots) CatchUp(ctx context.Context, c *vault.Catalog) ([]string, bool, error) {
-	s, err := f.open()
-	if err != nil {
-		return nil, false, err
-	}
-	return s.CatchUp(ctx, c)
 }

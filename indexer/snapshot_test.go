@@ -220,14 +220,15 @@ func TestLegacySnapshotMigrates(t *testing.T) {
 func TestFileSnapshotsAreIncremental(t *testing.T) {
 	ctx := context.Background()
 	dir, st, text := localVault(t, linkedNotes(2000))
-	snaps := &FileSnapshots{Path: filepath.Join(t.TempDir(), "state", "catalog.json.gz")}
+	path := filepath.Join(t.TempDir(), "state", "catalog.json.gz")
+	snaps := fileSnaps(t, path)
 	// No checkpoint during the pass (a slow run, under -race, would take
 	// one): its final save is then the whole catalog.
 	ix := &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: snaps, CheckpointEvery: time.Hour}
 	if _, err := ix.Sync(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	s, _ := snaps.open()
+	s := snaps
 	whole := s.Stats().LastSaveBytes
 	write(t, dir, "f1/n00001.md", "# changed")
 	if err := ix.Apply(ctx, "f1/n00001.md"); err != nil {
@@ -239,10 +240,10 @@ func TestFileSnapshotsAreIncremental(t *testing.T) {
 	if one := s.Stats().LastSaveBytes; one*100 > whole {
 		t.Errorf("a one-note checkpoint wrote %d bytes, the whole catalog %d", one, whole)
 	}
-	if _, err := os.Stat(filepath.Join(filepath.Dir(snaps.Path), "catalog", manifestName)); err != nil {
+	if _, err := os.Stat(filepath.Join(filepath.Dir(path), "catalog", manifestName)); err != nil {
 		t.Fatal(err)
 	}
-	again := &FileSnapshots{Path: snaps.Path}
+	again := fileSnaps(t, path)
 	c, err := again.Load(ctx)
 	if err != nil || c == nil {
 		t.Fatalf("reload: %v %v", c, err)

@@ -248,14 +248,14 @@ func TestWatchTwoIndexersOneFolder(t *testing.T) {
 	}
 	dir, st, text := localVault(t, files)
 	snaps := filepath.Join(t.TempDir(), "catalog.json.gz")
-	a := &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: &FileSnapshots{Path: snaps}}
+	a := &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: fileSnaps(t, snaps)}
 	watching(t, a, dir)
 	st2, text2 := openLocal(t, dir)
-	cat, err := (&FileSnapshots{Path: snaps}).Load(context.Background())
+	cat, err := fileSnaps(t, snaps).Load(context.Background())
 	if err != nil || cat == nil {
 		t.Fatalf("the second indexer cannot load the first's snapshot: %v", err)
 	}
-	b := &Indexer{Store: st2, Catalog: cat, Text: text2, Snapshots: &FileSnapshots{Path: snaps}}
+	b := &Indexer{Store: st2, Catalog: cat, Text: text2, Snapshots: fileSnaps(t, snaps)}
 	watching(t, b, dir)
 	var wg sync.WaitGroup
 	wg.Go(func() {

@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sheaf-dev/sheaf/shared/store/s3/s3test"
+	"github.com/sheaf-dev/sheaf/shared/textindex/meili/meilifake"
 )
 
 // callTool calls a tool and fails on any error, returning its result.
@@ -80,10 +83,36 @@ func BenchmarkWriteNoteLocal(b *testing.B) {
 	benchWrites(b, s)
 }
 
+// BenchmarkWriteNoteLocalHistoryOff is BenchmarkWriteNoteLocal without
+// note history (--history off): what recording versions costs a write.
+func BenchmarkWriteNoteLocalHistoryOff(b *testing.B) {
+	s := stdioSession(b, sampleVault(b), "--no-watch", "--history", "off")
+	b.ResetTimer()
+	benchWrites(b, s)
+}
+
 // BenchmarkWriteNoteS3: write_note over stdio on the sample vault in
 // versitygw, Meilisearch (the in-repo fake) updated by the server itself.
 func BenchmarkWriteNoteS3(b *testing.B) {
 	v := sampleCloudVault(b)
+	s := cloudStdioSession(b, v)
+	b.ResetTimer()
+	benchWrites(b, s)
+}
+
+// BenchmarkWriteNoteS3History is BenchmarkWriteNoteS3 on a bucket that
+// keeps versions (versitygw with versioning), each write's attribution in
+// its object metadata: the cost of history on S3 (BenchmarkWriteNoteS3's
+// bucket keeps none).
+func BenchmarkWriteNoteS3History(b *testing.B) {
+	srv := s3test.Start(b, s3test.Options{Versioning: true})
+	srv.CreateBucket(b, "vault")
+	srv.EnableVersioning(b, "vault")
+	v := &cloudVault{s3: srv, meili: meilifake.New(b)}
+	v.s3.PutDir(b, "vault", "notes", "../../infra/sample-vault")
+	if out, err := v.command().CombinedOutput(); err != nil {
+		b.Fatalf("reconcile: %v\n%s", err, out)
+	}
 	s := cloudStdioSession(b, v)
 	b.ResetTimer()
 	benchWrites(b, s)

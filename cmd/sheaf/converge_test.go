@@ -191,7 +191,7 @@ func (st trickleStats) quantile(q float64) time.Duration {
 // bounded wait, and until then every answer that misses it says partial.
 // SHEAF_TEST_TRICKLE sets the duration (the check: 20s).
 func TestTrickleThroughMCP(t *testing.T) {
-	d := 5 * time.Second
+	d := 10 * time.Second
 	if v := os.Getenv("SHEAF_TEST_TRICKLE"); v != "" {
 		var err error
 		if d, err = time.ParseDuration(v); err != nil {

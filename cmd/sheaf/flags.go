@@ -18,9 +18,11 @@ var flagGroups = map[string][]string{
 	"backend": {"search", "search-key", "vectors", "vectors-key"},
 	"embed":   {"embed-base-url", "embed-model", "embed-key", "embed-dimensions"},
 	"llm":     {"llm-base-url", "llm-model", "llm-key", "rerank-url", "rerank-key"},
-	"writes":  {"immutable-paths", "ledger"},
-	"ingest":  {"ingest-allow"},
-	"audit":   {"no-audit"},
+	"writes":  {"immutable-paths", "ledger", "history"},
+	// A folder history's retention, applied by the long-lived server.
+	"retention": {"history-days", "history-keep"},
+	"ingest":    {"ingest-allow"},
+	"audit":     {"no-audit"},
 	"server": {"http", "token", "keys", "oauth-issuer", "oauth-audience", "oauth-jwks-url", "oauth-scope-prefix",
 		"oauth-builtin", "oauth-client-ids", "oauth-private-client-hosts", "oauth-token-audiences",
 		"allowed-origins", "profile", "max-request-bytes", "max-response-bytes", "max-attachment-bytes", "index-wait", "no-watch", "cursor-key"},
@@ -29,7 +31,7 @@ var flagGroups = map[string][]string{
 // commandGroups says which groups each command takes. A command missing
 // here (one added without a line) takes every flag.
 var commandGroups = map[string][]string{
-	"serve":     {"vault", "backend", "embed", "llm", "writes", "ingest", "audit", "server"},
+	"serve":     {"vault", "backend", "embed", "llm", "writes", "retention", "ingest", "audit", "server"},
 	"index":     {"vault"},
 	"search":    {"vault"},
 	"health":    {"vault"},
@@ -42,13 +44,16 @@ var commandGroups = map[string][]string{
 	"mv":        {"vault", "backend", "writes"},
 	"rm":        {"vault", "backend", "writes"},
 	"restore":   {"vault", "backend", "writes"},
+	"log":       {"vault", "backend", "writes"},
+	"diff":      {"vault", "backend", "writes"},
+	"undo":      {"vault", "backend", "writes"},
 	"migrate":   {"vault"},
 	"where":     {"vault"},
 }
 
 // quietCommands answer one request from the shell: they log warnings and
 // errors only, unless --log-level says otherwise.
-var quietCommands = []string{"search", "health", "related", "embed", "answer", "eval", "write", "mv", "rm", "restore", "migrate", "where"}
+var quietCommands = []string{"search", "health", "related", "embed", "answer", "eval", "write", "mv", "rm", "restore", "log", "diff", "undo", "migrate", "where"}
 
 // withConfig registers the settings cmd uses on it and returns the config,
 // filled from flags and then SHEAF_* variables before cmd runs; settings a
@@ -68,6 +73,9 @@ func withConfig(cmd *cobra.Command) *config.Config {
 			cmd.Flags().AddFlag(f)
 		}
 	})
+	// A command not given the retention flags records versions and
+	// prunes none: it cannot know the policy the server was given.
+	cfg.HistoryNoPrune = known && !slices.Contains(groups, "retention")
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
 		if err := config.Env(cmd.Flags()); err != nil {
 			return err

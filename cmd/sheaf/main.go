@@ -22,6 +22,7 @@ import (
 var version = "dev"
 
 func main() {
+	hangAfterAppend(os.Getenv("SHEAF_TEST_HANG_AFTER_APPEND"))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := rootCmd()
@@ -29,6 +30,20 @@ func main() {
 		fmt.Fprintln(os.Stderr, "sheaf:", err)
 		os.Exit(1)
 	}
+}
+
+// hangAfterAppend, for the kill -9 test only (TestKillBetweenAppendAndRecord):
+// when marker is set, an idempotent append that has written its note
+// creates the file marker and hangs there, before its record, so that the
+// test kills the process at exactly that point.
+func hangAfterAppend(marker string) {
+	if marker == "" {
+		return
+	}
+	core.SetAppendLandedHook(func() {
+		_ = os.WriteFile(marker, []byte("landed\n"), 0o600)
+		select {}
+	})
 }
 
 // rootCmd is the sheaf command and every subcommand.
@@ -47,6 +62,7 @@ func rootCmd() *cobra.Command {
 	root.AddCommand(evalCmd())
 	root.AddCommand(embedCmd())
 	root.AddCommand(writeCmd(), mvCmd(), rmCmd(), restoreCmd())
+	root.AddCommand(logCmd(), diffCmd(), undoCmd())
 	root.AddCommand(keysCmd())
 	root.AddCommand(stateCmd())
 	root.AddCommand(syncCmd())

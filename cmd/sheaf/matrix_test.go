@@ -95,6 +95,11 @@ var matrixArgs = map[string]map[string]any{
 	"complete_directive": {"path": "Public/Alpha.md", "line": 999},
 	"file_page":          {"path": "Public/Beta.md", "content": "x", "question": "q"},
 	"move_note":          {"path": "Public/Alpha.md", "new_path": "Public/Beta.md"},
+	// The history tools: a listing, and versions that do not exist.
+	"note_history":     {"path": "Public/Alpha.md"},
+	"diff_note":        {"path": "Public/Alpha.md", "from": "999999"},
+	"restore_note":     {"path": "Public/Alpha.md", "version": "999999"},
+	"undo_transaction": {"transaction": "no-such-transaction"},
 }
 
 // natural is what a tool answers a caller allowed to call it, on this
@@ -106,14 +111,14 @@ var natural = map[string]string{
 	"apply_proposal": "args-invalid", "reject_proposal": "args-invalid",
 	"write_note": "proposal-stale", "apply_edits": "edit-not-unique", "patch_section": "target-not-found",
 	"delete_note": "confirmation-required", "complete_directive": "target-not-found", "file_page": "note-exists",
-	"move_note": "note-exists",
+	"move_note": "note-exists", "diff_note": "note-not-found", "restore_note": "note-not-found", "undo_transaction": "note-not-found",
 }
 
 // needs is the scope each tool needs.
 var needs = map[string]string{
 	"reindex_embeddings": "admin", "list_proposals": "write", "apply_proposal": "write", "reject_proposal": "write",
 	"write_note": "write", "apply_edits": "write", "patch_section": "write", "delete_note": "write",
-	"complete_directive": "write", "file_page": "write", "move_note": "write",
+	"complete_directive": "write", "file_page": "write", "move_note": "write", "restore_note": "write", "undo_transaction": "write",
 }
 
 // hiddenArgs name a hidden note or folder, per path-taking tool.
@@ -141,6 +146,9 @@ var hiddenArgs = map[string]map[string]any{
 	"complete_directive":        {"path": hiddenPath, "line": 9},
 	"file_page":                 {"path": "Secret/Filed.md", "content": "x"},
 	"move_note":                 {"path": "Public/Beta.md", "new_path": "Secret/Beta.md"},
+	"note_history":              {"path": hiddenPath},
+	"diff_note":                 {"path": hiddenPath, "from": "1"},
+	"restore_note":              {"path": hiddenPath, "version": "1"},
 }
 
 // matrixServer is a vault with keys, served over HTTP with OAuth.
@@ -260,8 +268,10 @@ func runMatrix(t *testing.T, m *matrixServer) {
 			return "forbidden"
 		case who == "folder" && tool == "eval":
 			return "note-not-found" // its question set lies outside the key's folders
-		case who == "propose" && tool == "move_note":
+		case who == "propose" && (tool == "move_note" || tool == "undo_transaction"):
 			return "unsupported" // a multi-note operation cannot be a proposal
+		case who == "folder" && tool == "undo_transaction":
+			return "forbidden" // it may write anywhere in the vault
 		case who == "propose" && scope == "write" && !strings.Contains(tool, "proposal"):
 			return "" // queued as a proposal, nothing written
 		}

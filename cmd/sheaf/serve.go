@@ -83,8 +83,10 @@ function beside it.`,
 			}
 			log.Info("serving the built-in OAuth authorization server", "issuer", ha.Builtin.Issuer())
 		}
-		opts := ha.HTTPOptions(cfg.AllowedOrigins)
-		opts.MaxRequestBytes = requestLimit(cfg)
+		opts := mcphttp.HTTPOptions{Auth: ha.Auth, AllowedOrigins: cfg.AllowedOrigins, Routes: ha.Routes(), MaxRequestBytes: requestLimit(cfg)}
+		if ha.Resource != nil { // a nil *oauth.Verifier is not a nil ProtectedResource
+			opts.Resource = ha.Resource
+		}
 		hs := &http.Server{
 			Handler:           mcphttp.HTTPHandler(srv, opts),
 			ReadHeaderTimeout: 10 * time.Second,

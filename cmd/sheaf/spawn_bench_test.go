@@ -17,8 +17,10 @@ import (
 // `sheaf serve` over stdio: from spawning the process to the answer of
 // initialize, and to the answer of a first search, on an empty vault and
 // on the generated 10k-note one (restarted over a persisted index, as a
-// client restarts it). It reports the median and p90 of b.N spawns; run it
-// with -benchtime 30x or more. SHEAF_BENCH_VAULT and SHEAF_BENCH_STATE
+// client restarts it). It reports the median and p90 of b.N spawns, and
+// the median CPU time of a whole spawn (start-up, both answers, exit: the
+// number that holds on a loaded machine); run it with -benchtime 30x or
+// more. SHEAF_BENCH_VAULT and SHEAF_BENCH_STATE
 // reuse a vault and its `sheaf index --state`; SHEAF_BENCH_BIN spawns
 // another build (an older one, for a ratio measured in the same run).
 func BenchmarkSpawn(b *testing.B) {
@@ -40,11 +42,12 @@ func BenchmarkSpawn(b *testing.B) {
 }
 
 func benchSpawn(b *testing.B, dir, state string) {
-	var inits, searches []time.Duration
+	var inits, searches, cpus []time.Duration
 	for i := 0; i < b.N; i++ {
-		init, search := spawnOnce(b, dir, state)
+		init, search, cpu := spawnOnce(b, dir, state)
 		inits = append(inits, init)
 		searches = append(searches, search)
+		cpus = append(cpus, cpu)
 	}
 	med, p90 := median(inits)
 	b.ReportMetric(med, "ms-spawn-to-initialize")
@@ -52,11 +55,14 @@ func benchSpawn(b *testing.B, dir, state string) {
 	med, p90 = median(searches)
 	b.ReportMetric(med, "ms-spawn-to-first-search")
 	b.ReportMetric(p90, "ms-p90-spawn-to-first-search")
+	med, _ = median(cpus)
+	b.ReportMetric(med, "ms-cpu-per-spawn")
 }
 
 // spawnOnce starts the server, sends initialize, then a search, over raw
-// newline-delimited JSON-RPC (no client library in the measurement).
-func spawnOnce(b *testing.B, dir, state string) (init, search time.Duration) {
+// newline-delimited JSON-RPC (no client library in the measurement), and
+// returns the process's CPU time once it has exited.
+func spawnOnce(b *testing.B, dir, state string) (init, search, cpu time.Duration) {
 	b.Helper()
 	exe := bin
 	if other := os.Getenv("SHEAF_BENCH_BIN"); other != "" {
@@ -74,6 +80,9 @@ func spawnOnce(b *testing.B, dir, state string) (init, search time.Duration) {
 	defer func() {
 		stdin.Close()
 		_ = cmd.Wait()
+		if ps := cmd.ProcessState; ps != nil {
+			cpu = ps.UserTime() + ps.SystemTime()
+		}
 	}()
 	r := bufio.NewReaderSize(stdout, 1<<20)
 	start := time.Now()
@@ -90,7 +99,7 @@ func spawnOnce(b *testing.B, dir, state string) (init, search time.Duration) {
 	if strings.Contains(res, `"isError":true`) {
 		b.Fatalf("search failed: %.300s", res)
 	}
-	return init, search
+	return init, search, 0 // cpu is set once the process exits
 }
 
 func send(b *testing.B, w io.Writer, msg string) {

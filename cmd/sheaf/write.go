@@ -18,6 +18,7 @@ import (
 // the tool server over it; the write commands call the write tools
 // themselves, so they behave exactly as they do over MCP.
 func writer(cmd *cobra.Command, cfg *config.Config) (*core.Core, store.Store, func(), error) {
+	cmd.SetContext(core.WithTool(cmd.Context(), "sheaf "+cmd.Name())) // history names the command of each version
 	if config.IsCloud(cfg.Vault) {
 		cl, err := config.OpenCloud(cmd.Context(), cfg, logger(cfg.LogLevel))
 		if err != nil {
@@ -79,6 +80,7 @@ func writeCmd() *cobra.Command {
 	force := cmd.Flags().Bool("force", false, "overwrite: compare-and-swap against the note as it is now, instead of --expected-hash")
 	key := cmd.Flags().String("key", "", "append: an idempotency key; the same append retried with it lands once")
 	asJSON := cmd.Flags().Bool("json", false, "print the write_note tool's JSON result (or error)")
+	tx := cmd.Flags().String("transaction", "", "a transaction_id: note history groups the write with others of the same id (sheaf undo reverts them together)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 3 || (len(args) == 2 && cfg.Vault == "") {
 			args = vaultFirst(cmd, cfg, args)
@@ -99,6 +101,7 @@ func writeCmd() *cobra.Command {
 		}
 		defer closeFn()
 		in := core.WriteNoteIn{Path: args[0], Content: string(content), Mode: *mode, ExpectedHash: *expected, IdempotencyKey: *key}
+		in.TransactionID = *tx
 		if *force && in.ExpectedHash == "" && *mode == "overwrite" {
 			if data, _, err := st.Get(cmd.Context(), args[0], 0); err == nil {
 				in.ExpectedHash = core.ContentHash(data)
@@ -218,11 +221,17 @@ func rmCmd() *cobra.Command {
 
 func restoreCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "restore --vault DIR TRASH_PATH",
-		Short: "Put a note sheaf rm (or delete_note) deleted back where it was",
-		Args:  cobra.RangeArgs(1, 2),
+		Use:   "restore --vault DIR TRASH_PATH | restore --vault DIR --version ID PATH",
+		Short: "Put a note sheaf rm (or delete_note) deleted back where it was, or bring back a past version of a note (--version, as restore_note)",
+		Long: "restore TRASH_PATH puts a note deleted into the trash back where it was.\n" +
+			"restore --version ID PATH makes version ID of the note PATH (see `sheaf log`) its content\n" +
+			"again, as a new version (--expected-hash: only if the note still has that content_hash); a\n" +
+			"deleted note is restored by its old path.",
+		Args: cobra.RangeArgs(1, 2),
 	}
 	cfg := withConfig(cmd)
+	version := cmd.Flags().String("version", "", "restore this version (an id from sheaf log) of the note PATH")
+	expected := cmd.Flags().String("expected-hash", "", "with --version: restore only if the note still has this content_hash")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		args = vaultArg(cmd, cfg, args, 1)
 		s, _, closeFn, err := writer(cmd, cfg)
@@ -230,6 +239,9 @@ func restoreCmd() *cobra.Command {
 			return err
 		}
 		defer closeFn()
+		if *version != "" {
+			return restoreVersion(cmd, s, args[0], *version, *expected)
+		}
 		p, _, err := s.RestoreNote(cmd.Context(), core.VaultArg{}, args[0])
 		if err != nil {
 			return toolError(err, false)

@@ -45,3 +45,27 @@ func TestHostileEventsLambda(t *testing.T) {
 		t.Errorf("healthz after hostile events: %d", res.StatusCode)
 	}
 }
+
+// TestBodyLimitLambda: the function's door refuses a body over
+// SHEAF_MAX_REQUEST_BYTES with 413, as sheaf serve does, and serves one
+// under it.
+func TestBodyLimitLambda(t *testing.T) {
+	_, r, _ := serve(t, "SHEAF_MAX_REQUEST_BYTES=1048576")
+	event := func(size int) string {
+		body := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("x", size) + `"}}`
+		return fmt.Sprintf(`{"version":"2.0","rawPath":"/mcp","headers":{"authorization":"Bearer %s","content-type":"application/json","accept":"application/json, text/event-stream"},"requestContext":{"http":{"method":"POST"}},"body":%q,"isBase64Encoded":true}`,
+			cloudtest.Token, base64.StdEncoding.EncodeToString([]byte(body)))
+	}
+	for _, c := range []struct {
+		size, want int
+	}{{2 << 20, http.StatusRequestEntityTooLarge}, {4 << 20, http.StatusRequestEntityTooLarge}, {512 << 10, http.StatusOK}} {
+		var res struct {
+			StatusCode int    `json:"statusCode"`
+			Body       string `json:"body"`
+		}
+		invokeJSON(t, r, event(c.size), &res)
+		if res.StatusCode != c.want {
+			t.Errorf("%d KB body: status %d (%.200s), want %d", c.size>>10, res.StatusCode, res.Body, c.want)
+		}
+	}
+}

@@ -133,8 +133,10 @@ func newHandler(ctx context.Context) (http.Handler, *core.Vault, int64, error) {
 		if ha.Auth.Token == "" && ha.Auth.OAuth == nil && cfg.Keys == "" {
 			log.Info("only API keys from the bucket's keys file are accepted", "keys", auth.KeysPath)
 		}
-		opts := ha.HTTPOptions(cfg.AllowedOrigins)
-		opts.MaxRequestBytes = limit
+		opts := mcphttp.HTTPOptions{Auth: ha.Auth, AllowedOrigins: cfg.AllowedOrigins, Routes: ha.Routes(), MaxRequestBytes: limit}
+		if ha.Resource != nil { // a nil *oauth.Verifier is not a nil ProtectedResource
+			opts.Resource = ha.Resource
+		}
 		return mcphttp.HTTPHandler(srv, opts), nil
 	}
 	if ssmkeys.IsURL(cfg.OAuthAudience) {

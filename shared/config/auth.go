@@ -15,7 +15,6 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/auth/ssmkeys"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
-	"github.com/sheaf-dev/sheaf/shared/tools/mcphttp"
 )
 
 // How often each kind of keys source is re-read, so that added and revoked
@@ -151,19 +150,17 @@ func (h *HTTPAuth) HasCredentials(ctx context.Context) (bool, error) {
 	return set.Len() > 0, err
 }
 
-// HTTPOptions are the transport options for this authentication.
-func (h *HTTPAuth) HTTPOptions(allowedOrigins []string) mcphttp.HTTPOptions {
-	o := mcphttp.HTTPOptions{Auth: h.Auth, AllowedOrigins: allowedOrigins}
-	if h.Resource != nil {
-		o.Resource = h.Resource
+// Routes are the handlers to serve beside the endpoint with no credential
+// asked: the built-in authorization server's, by path; nil without it.
+func (h *HTTPAuth) Routes() map[string]http.Handler {
+	if h.Builtin == nil {
+		return nil
 	}
-	if h.Builtin != nil {
-		o.Routes = map[string]http.Handler{}
-		for _, p := range h.Builtin.Paths() {
-			o.Routes[p] = h.Builtin
-		}
+	routes := map[string]http.Handler{}
+	for _, p := range h.Builtin.Paths() {
+		routes[p] = h.Builtin
 	}
-	return o
+	return routes
 }
 
 // Close stops background work (the JWKS refresh).

@@ -14,6 +14,7 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/audit"
 	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/embed"
+	s3history "github.com/sheaf-dev/sheaf/shared/history/s3"
 	"github.com/sheaf-dev/sheaf/shared/store/s3"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/textindex/meili"
@@ -168,6 +169,17 @@ func OpenCloud(ctx context.Context, c *Config, log *slog.Logger) (*Cloud, error)
 	}
 	if onLambda {
 		v.MaxWait = LambdaMaxWait
+	}
+	switch c.History {
+	case "", "on":
+		// The bucket's object versions are the history (no network call
+		// here: a bucket without versioning is reported when history is read).
+		if v.History, err = s3history.New(st); err != nil {
+			return nil, err
+		}
+	case "off":
+	default:
+		return nil, fmt.Errorf("--history %q: on or off", c.History)
 	}
 	if v.LLM, v.Reranker, err = c.OpenLLM(); err != nil {
 		return nil, err

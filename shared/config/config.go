@@ -34,6 +34,10 @@ type Config struct {
 	Profile            string        // tool profile: core or full
 	ImmutablePaths     []string      // write-once prefixes
 	Ledger             string        // the note every write is logged in; "off" for none
+	History            string        // note history: "on" (default) or "off"
+	HistoryDays        int           // a folder vault keeps versions at least this many days
+	HistoryKeep        int           // and at least this many versions of each note before the current one
+	HistoryNoPrune     bool          // record versions but never prune them (one-shot commands: retention is the server's)
 	MaxAttachmentBytes int64         // read_attachment cap
 	MaxNoteBytes       int64         // largest note indexed or read
 	CursorKey          string        // HMAC key of search_and_read cursors
@@ -83,6 +87,9 @@ func (c *Config) Flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Profile, "profile", "full", "tool profile: core (the dozen most used tools) or full")
 	fs.StringSliceVar(&c.ImmutablePaths, "immutable-paths", []string{"sources/"}, "write-once folder prefixes: notes there can be created, never changed, moved or deleted")
 	fs.StringVar(&c.Ledger, "ledger", "log.md", "note the write tools log every write in (one \"- YYYY-MM-DD op: title\" line each, as recent_activity reads); off: none")
+	fs.StringVar(&c.History, "history", "on", "note history: on keeps every version of every note written through Sheaf (a folder vault in the state folder, an S3 vault in the bucket's object versions); off: none")
+	fs.IntVar(&c.HistoryDays, "history-days", 30, "a folder vault's history keeps every version for at least this many days after it stopped being current (negative: no minimum; an S3 vault: the bucket's lifecycle rule)")
+	fs.IntVar(&c.HistoryKeep, "history-keep", 10, "a folder vault's history keeps at least this many versions of each note before the current one, whatever their age (negative: none)")
 	fs.Int64Var(&c.MaxAttachmentBytes, "max-attachment-bytes", 5<<20, "largest file read_attachment returns")
 	fs.Int64Var(&c.MaxNoteBytes, "max-note-bytes", 16<<20, "largest note indexed (bigger ones are listed as problems; read_note still reads them, by pages)")
 	fs.StringSliceVar(&c.IngestAllow, "ingest-allow", nil, "address ranges ingest_url may fetch from although they are private, loopback or link-local (CIDR prefixes or addresses, e.g. 10.20.0.0/16 for an intranet wiki); public addresses need none")

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sheaf-dev/sheaf/shared/history"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -120,6 +121,7 @@ type readNoteIn struct {
 	MaxLength int    `json:"max_length,omitempty" jsonschema:"Cut the content to at most this many characters, at a paragraph or sentence boundary." schema:"minimum=1"`
 	Offset    int64  `json:"offset,omitempty" jsonschema:"Byte offset in the file to read from: pass the next_offset of the previous page. A note too big for one answer comes in pages; concatenated, the pages are the file byte for byte." schema:"minimum=0"`
 	Length    int64  `json:"length,omitempty" jsonschema:"Read at most this many bytes of the file from offset (default: as much as fits one answer)." schema:"minimum=1"`
+	Version   string `json:"version,omitempty" jsonschema:"Read this past version instead (an id from note_history), paged the same way; a deleted note's versions are read by its old path." schema:"minLength=1,maxLength=200"`
 }
 
 // OutLink is one outgoing link, resolved against the vault.
@@ -160,6 +162,8 @@ type readNoteOut struct {
 	ContentHash   string         `json:"content_hash" jsonschema:"hex SHA-256 of the whole file's bytes (every page gives the same)"`
 	ETag          string         `json:"etag,omitempty"`
 	Warnings      []string       `json:"warnings,omitempty"`
+	// Version describes the past version read (read_note with version).
+	Version *history.Version `json:"version,omitempty" jsonschema:"the past version read, when version was given: who wrote it, when, with which tool"`
 	// RetrievalCount is how often the read audit has seen the note
 	// returned, this read included; nil when the audit is off.
 	RetrievalCount *int64 `json:"retrieval_count,omitempty" jsonschema:"how often the vault's read audit has seen this note returned, this read included; absent when the audit is off"`
@@ -193,6 +197,12 @@ func (s *Core) readNote(ctx context.Context, in readNoteIn) (*readNoteOut, error
 		if path, err = noteByID(cat, in.ID); err != nil {
 			return nil, err
 		}
+	}
+	if in.Version != "" {
+		if path, err = historyPath(ctx, v, "path", path); err != nil {
+			return nil, err
+		}
+		return s.readNoteVersion(ctx, v, path, in)
 	}
 	if path, err = notePath(ctx, v, "path", path); err != nil {
 		return nil, err

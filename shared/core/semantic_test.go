@@ -84,7 +84,7 @@ func openSemFixtureWith(t *testing.T, dir string, emb embed.Embedder) *semFixtur
 
 // indexFolder opens the folder dir as a store with an in-memory text index
 // and indexes it into a fresh catalog; the indexer holds all three.
-func indexFolder(t *testing.T, dir string) *indexer.Indexer {
+func indexFolder(t testing.TB, dir string) *indexer.Indexer {
 	t.Helper()
 	st, err := fs.Open(dir)
 	if err != nil {

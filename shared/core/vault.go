@@ -6,6 +6,7 @@ import (
 
 	"github.com/sheaf-dev/sheaf/shared/audit"
 	"github.com/sheaf-dev/sheaf/shared/embed"
+	"github.com/sheaf-dev/sheaf/shared/history"
 	"github.com/sheaf-dev/sheaf/shared/llm"
 	"github.com/sheaf-dev/sheaf/shared/rank"
 	"github.com/sheaf-dev/sheaf/shared/store"
@@ -100,6 +101,10 @@ type Vault struct {
 	// Lagging, when set, lists this server's writes the vault's shared
 	// index has not caught up with (the cloud); answers then say so.
 	Lagging func() []Lag
+	// History keeps every note's past versions (who wrote each, with
+	// which tool, in which transaction); nil keeps none, and the history
+	// tools say so.
+	History history.Store
 	// Ledger is the note every write is logged in ("" means log.md; "off"
 	// logs nothing).
 	Ledger string

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/sheaf-dev/sheaf/shared/auth"
+	"github.com/sheaf-dev/sheaf/shared/history"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -37,11 +38,17 @@ import (
 type vaultState struct {
 	cursors atomic.Pointer[auth.Cursors] // the cursor signer, loaded on first use
 
+	// writes is held shared by every write tool and exclusively by a
+	// move (movelock.go).
+	writes sync.RWMutex
+
 	mu     sync.Mutex
 	scopes map[string]*scope // by allowlist rules
 	caches map[any]any       // what the tool families keep (see cached)
 
-	fetchState // ingest_url's Fetcher
+	locks      history.PathLocks // the writes' path locks (history.go)
+	historyOff atomic.Bool       // the history said it keeps no versions (logged once)
+	fetchState                   // ingest_url's Fetcher
 }
 
 // cached returns what v and every caller's view of it keep under key

@@ -22,6 +22,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/sheaf-dev/sheaf/shared/history"
 	"github.com/sheaf-dev/sheaf/shared/internal/provider"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -104,13 +105,21 @@ func (v *Vault) currentHash(ctx context.Context, path string) string {
 	return hashOf(data)
 }
 
-// putIfMatch writes data over the version c, or reports that c is stale.
-func (v *Vault) putIfMatch(ctx context.Context, c *current, data []byte) (store.Object, error) {
-	obj, err := v.Store.Put(ctx, c.path, data, store.PutOptions{IfMatch: c.obj.ETag})
-	if errors.Is(err, store.ErrConflict) {
-		return obj, errStale
-	}
+// putIfMatch writes data over the version c as op, or reports that c is
+// stale; the version is recorded in the vault's history.
+func (v *Vault) putIfMatch(ctx context.Context, c *current, data []byte, op history.Op) (store.Object, error) {
+	obj, _, err := v.putVersion(ctx, c, v.change(ctx, c.path, op, data, c))
 	return obj, err
+}
+
+// putVersion writes ch (its Data) over the version c, or reports that c is
+// stale, and returns the version recorded (zero without history).
+func (v *Vault) putVersion(ctx context.Context, c *current, ch history.Change) (store.Object, history.Version, error) {
+	obj, ver, err := v.putNote(ctx, ch, c)
+	if errors.Is(err, store.ErrConflict) {
+		return obj, ver, errStale
+	}
+	return obj, ver, err
 }
 
 // errStale is a store condition that failed: someone wrote first.
@@ -120,7 +129,7 @@ var errStale = errors.New("the note changed during the write")
 // expected (first read only: after a conflict the caller's hash is stale by
 // definition), compute the new text, write it conditionally; on a
 // conflict, with no expected hash, redo the change on the new text.
-func (v *Vault) mutate(ctx context.Context, path, expected string, change func(c *current) ([]byte, error)) (before *current, after store.Object, data []byte, err error) {
+func (v *Vault) mutate(ctx context.Context, path, expected string, op history.Op, change func(c *current) ([]byte, error)) (before *current, after store.Object, data []byte, err error) {
 	for attempt := 0; ; attempt++ {
 		c, err := v.readForWrite(ctx, path)
 		if err != nil {
@@ -133,7 +142,7 @@ func (v *Vault) mutate(ctx context.Context, path, expected string, change func(c
 		if err != nil {
 			return nil, store.Object{}, nil, err
 		}
-		obj, err := v.putIfMatch(ctx, c, next)
+		obj, err := v.putIfMatch(ctx, c, next, op)
 		switch {
 		case err == nil:
 			return c, obj, next, nil

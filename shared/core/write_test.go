@@ -18,7 +18,7 @@ import (
 )
 
 // writeServer serves a copy of the sample vault with read-your-writes.
-func writeServer(t *testing.T) (*Core, *Vault, string) {
+func writeServer(t testing.TB) (*Core, *Vault, string) {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.CopyFS(dir, os.DirFS("../../infra/sample-vault")); err != nil {

@@ -7,14 +7,17 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/sheaf-dev/sheaf/shared/auth"
+	"github.com/sheaf-dev/sheaf/shared/history"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
 type MoveNoteIn struct {
 	VaultArg
+	TxArg
 	Path         string `json:"path" jsonschema:"Vault-relative path of the note to move." schema:"minLength=1"`
 	NewPath      string `json:"new_path" jsonschema:"Its new vault-relative path, ending in .md." schema:"minLength=1"`
 	ExpectedHash string `json:"expected_hash,omitempty" jsonschema:"The content_hash read_note returned: fail with proposal-stale if the note changed since." schema:"pattern=^[0-9a-fA-F]{64}$"`
@@ -29,8 +32,10 @@ type RewrittenNote struct {
 
 // NotRewritten is a note move_note could not rewrite.
 type NotRewritten struct {
-	Path   string `json:"path"`
+	Path   string `json:"path" jsonschema:"the note whose links still use the old path"`
 	Reason string `json:"reason"`
+	// MovedTo is where the note those links name went.
+	MovedTo string `json:"moved_to" jsonschema:"where the note its links name is now"`
 }
 
 // NowResolved is a link that did not resolve before the move and does now.
@@ -47,7 +52,7 @@ type moveOut struct {
 	ContentHash  string          `json:"content_hash,omitempty" jsonschema:"of the note at its new path"`
 	LinksChanged int             `json:"links_rewritten"`
 	Rewritten    []RewrittenNote `json:"rewritten" jsonschema:"every note whose links were rewritten, the moved note included"`
-	NotRewritten []NotRewritten  `json:"not_rewritten,omitempty" jsonschema:"notes that kept changing while being rewritten: their links to the note still use the old path"`
+	NotRewritten []NotRewritten  `json:"not_rewritten,omitempty" jsonschema:"notes whose links to the note still use the old path: under an immutable path, or kept changing (or vanished) while being rewritten; moved_to says where the note went"`
 	NowResolved  []NowResolved   `json:"now_resolved,omitempty" jsonschema:"links that pointed nowhere (or were ambiguous) and now point to a note; left as written"`
 	Index        WriteIndex      `json:"index"`
 	Ledger       *string         `json:"ledger,omitempty"`
@@ -62,8 +67,14 @@ type sourceNote struct {
 }
 
 // MoveNote implements move_note.
+//
+// A move is one consistent change (see movelock.go): it holds the vault's
+// move lock from its plan to its last write, plans against the catalog
+// brought up to date with the recent moves of every process, and follows
+// a linking note that moved meanwhile to its new path.
 func (s *Core) MoveNote(ctx context.Context, in MoveNoteIn) (*moveOut, error) {
-	v, cat, err := s.open(ctx, in.VaultArg)
+	ctx = withTx(ctx, in.TxArg)
+	v, _, err := s.open(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
 	}
@@ -85,74 +96,127 @@ func (s *Core) MoveNote(ctx context.Context, in MoveNoteIn) (*moveOut, error) {
 	if err := v.mustBeMutable("path", from, "moved"); err != nil {
 		return nil, err
 	}
+	base, err := s.pick(in.VaultArg)
+	if err != nil {
+		return nil, err
+	}
+	var recent []moveRecord
+	var rec *moveRecord
+	if in.DryRun {
+		recent = base.moveJournal(ctx)
+	} else {
+		lease, err := base.lockMoves(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { lease.release(ctx, rec) }()
+		recent = lease.recent()
+	}
+	out, changed, err := s.moveLocked(ctx, v, base, in, from, to, recent)
+	if err == nil && !in.DryRun {
+		rec = &moveRecord{From: from, To: to, Changed: changed}
+	}
+	return out, err
+}
+
+// settleWait bounds how long a move waits for the file watcher to index
+// what it holds before planning.
+const settleWait = 2 * time.Second
+
+// moveLocked is MoveNote once the lock is held: the plan, the checks, the
+// writes. changed lists the other notes it rewrote.
+func (s *Core) moveLocked(ctx context.Context, v, base *Vault, in MoveNoteIn, from, to string, recent []moveRecord) (*moveOut, []string, error) {
 	if _, err := v.Store.Stat(ctx, to); err == nil {
-		return nil, newError(KindNoteExists, map[string]any{"argument": "new_path", "current_hash": v.currentHash(ctx, to)},
+		return nil, nil, newError(KindNoteExists, map[string]any{"argument": "new_path", "current_hash": v.currentHash(ctx, to)},
 			"%s already exists: nothing was moved.", to)
 	}
-	if _, ok := cat.Note(from); !ok {
-		return nil, newError(KindNoteNotFound, map[string]any{"argument": "path"},
-			"%s is not indexed yet (it may have just been created): try again in a moment.", from)
-	}
-	if id := auth.IdentityFrom(ctx); id.Scoped() {
+	id := auth.IdentityFrom(ctx)
+	if id.Scoped() {
 		// A folder-scoped caller sees part of the vault, but a move must
 		// keep every link whole: plan it on the whole vault, and refuse it
 		// when it would rewrite a note outside the caller's folders.
-		if v, err = s.pick(in.VaultArg); err != nil {
-			return nil, err
-		}
-		if cat, err = v.Catalogs.Catalog(ctx); err != nil {
-			return nil, err
-		}
-		plan, err := vault.PlanMove(cat, from, to)
-		if err != nil {
-			return nil, matchError("new_path", err)
-		}
-		for _, p := range plan.Sources() {
-			if !id.Folders.Allows(p) {
-				return nil, newError(KindForbidden, nil,
-					"Moving %s would rewrite links in notes outside your folders: nothing was moved. Ask someone who may write to the whole vault.", from)
-			}
-		}
-	}
-	plan, err := vault.PlanMove(cat, from, to)
-	if err != nil {
-		return nil, matchError("new_path", err)
+		v = base
 	}
 	out := &moveOut{From: from, To: to, DryRun: in.DryRun, Rewritten: []RewrittenNote{}}
-
-	// Read and rewrite every note first: nothing is written unless every
-	// rewrite can be made.
-	all := plan.Sources()
-	read := make([]*sourceNote, len(all))
-	errs := make([]error, len(all))
-	parallel(len(all), func(i int) { read[i], errs[i] = s.rewriteSource(ctx, v, plan, all[i]) })
-	sources := map[string]*sourceNote{}
-	var order []string
-	for i, p := range all {
-		sn, err := read[i], errs[i]
-		if errors.Is(err, errGone) && p != from {
-			continue // deleted meanwhile: nothing to rewrite
-		}
+	var (
+		plan    *vault.MovePlan
+		sources map[string]*sourceNote
+		order   []string
+	)
+	// Plan and read every note first: nothing is written unless every
+	// rewrite can be made. A linking note gone when read may have moved
+	// (renamed on disk, by a person or another process): the watcher is
+	// given time to report it and the plan is made again.
+	for round := 0; ; round++ {
+		settled := base.settle(ctx, settleWait)
+		cat, err := base.Catalogs.Catalog(ctx)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		if cat, err = base.freshCatalog(ctx, cat, recent); err != nil {
+			return nil, nil, err
+		}
+		if _, ok := cat.Note(from); !ok {
+			if _, err := v.Store.Stat(ctx, from); errors.Is(err, store.ErrNotFound) {
+				return nil, nil, noNote("path", from)
+			}
+			return nil, nil, newError(KindNoteNotFound, map[string]any{"argument": "path"},
+				"%s is not indexed yet (it may have just been created): try again in a moment.", from)
+		}
+		if plan, err = vault.PlanMove(cat, from, to); err != nil {
+			return nil, nil, matchError("new_path", err)
+		}
+		if id.Scoped() {
+			for _, p := range plan.Sources() {
+				if !id.Folders.Allows(p) {
+					return nil, nil, newError(KindForbidden, nil,
+						"Moving %s would rewrite links in notes outside your folders: nothing was moved. Ask someone who may write to the whole vault.", from)
+				}
+			}
+		}
+		all := plan.Sources()
+		read := make([]*sourceNote, len(all))
+		errs := make([]error, len(all))
+		parallel(len(all), func(i int) { read[i], errs[i] = s.rewriteSource(ctx, v, plan, all[i]) })
+		sources, order = map[string]*sourceNote{}, nil
+		gone := false
+		for i, p := range all {
+			sn, err := read[i], errs[i]
+			if errors.Is(err, errGone) {
+				if p == from {
+					return nil, nil, noNote("path", from)
+				}
+				gone = true
+				continue // deleted, or moved: see below
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			sources[p] = sn
+			order = append(order, p)
+		}
+		if !gone || (settled && round > 0) || round == 3 {
+			break // what is gone was deleted
+		}
+	}
+	for _, p := range order {
+		sn := sources[p]
 		if sn.text != nil && p != from {
-			if err := v.mustBeMutable("path", p, "rewritten (its links point to the note)"); err != nil {
-				return nil, err
+			if v.immutablePrefix(p) != "" {
+				// A note nobody may write keeps its links as written; the
+				// caller is told where the note they point to went.
+				out.NotRewritten = append(out.NotRewritten, NotRewritten{Path: p, MovedTo: to,
+					Reason: "under an immutable path (" + v.immutablePrefix(p) + "): its links still name " + from})
+				sn.text = nil
 			}
 		}
 		for _, n := range sn.notices {
-			out.NowResolved = append(out.NowResolved, NowResolved{Path: afterPath(p, plan.From, plan.To), LinkNotice: n})
+			out.NowResolved = append(out.NowResolved, NowResolved{Path: afterPath(p, from, to), LinkNotice: n})
 		}
-		sources[p] = sn
-		order = append(order, p)
 	}
 	moved := sources[from]
-	if moved == nil {
-		return nil, noNote("path", from)
-	}
 	if err := checkExpected(moved.cur, in.ExpectedHash); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if in.DryRun {
 		for _, p := range order {
@@ -161,7 +225,7 @@ func (s *Core) MoveNote(ctx context.Context, in MoveNoteIn) (*moveOut, error) {
 				out.LinksChanged += len(sn.changes)
 			}
 		}
-		return out, nil
+		return out, nil, nil
 	}
 
 	// The move: create the new note, then delete the old one if it is
@@ -170,16 +234,11 @@ func (s *Core) MoveNote(ctx context.Context, in MoveNoteIn) (*moveOut, error) {
 	if moved.text != nil {
 		data = moved.text
 	}
-	created, err := v.createObj(ctx, "new_path", to, data)
-	if err != nil {
-		return nil, err
-	}
-	if err := v.Store.Delete(ctx, from, moved.cur.obj.ETag); err != nil {
-		_ = v.Store.Delete(ctx, to, created.ETag)
+	if err := v.move(ctx, moved.cur, to, data); err != nil {
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
-			return nil, staleError(from, in.ExpectedHash, v.currentHash(ctx, from))
+			return nil, nil, staleError(from, in.ExpectedHash, v.currentHash(ctx, from))
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	out.ContentHash = hashOf(data)
 	changed := []string{from, to}
@@ -198,21 +257,46 @@ func (s *Core) MoveNote(ctx context.Context, in MoveNoteIn) (*moveOut, error) {
 	}
 	werrs := make([]error, len(todo))
 	parallel(len(todo), func(i int) { werrs[i] = s.writeRewrite(ctx, v, plan, todo[i], sources[todo[i]]) })
+	var others []string
 	for i, p := range todo {
 		sn := sources[p]
 		if werrs[i] != nil {
-			out.NotRewritten = append(out.NotRewritten, NotRewritten{Path: p, Reason: toError(werrs[i]).Message})
+			out.NotRewritten = append(out.NotRewritten, NotRewritten{Path: p, MovedTo: to, Reason: toError(werrs[i]).Message})
 			continue
 		}
 		if sn.text != nil {
 			out.Rewritten = append(out.Rewritten, RewrittenNote{Path: p, Changes: sn.changes})
 			out.LinksChanged += len(sn.changes)
 			changed = append(changed, p)
+			others = append(others, p)
 		}
 	}
 	sort.Slice(out.Rewritten, func(i, j int) bool { return out.Rewritten[i].Path < out.Rewritten[j].Path })
 	out.Index, out.Ledger = s.written(ctx, v, "move", from+" -> "+to, changed...)
-	return out, nil
+	return out, others, nil
+}
+
+// move creates the note at to with data, then deletes the note cur was
+// read as if it is still that version (else undoes the create), and
+// records both versions: OpMove at to, OpMoveAway at the old path.
+func (v *Vault) move(ctx context.Context, cur *current, to string, data []byte) error {
+	unlock := v.lockPaths(cur.path, to)
+	defer unlock()
+	in := v.change(ctx, to, history.OpMove, data, nil)
+	in.From = cur.path
+	created, err := v.createUnrecorded(ctx, "new_path", in)
+	if err != nil {
+		return err
+	}
+	if err := v.Store.Delete(ctx, cur.path, cur.obj.ETag); err != nil {
+		_ = v.Store.Delete(ctx, to, created.ETag)
+		return err
+	}
+	in.Object = created
+	out := v.change(ctx, cur.path, history.OpMoveAway, nil, cur)
+	out.To, out.Object, out.Time = to, cur.obj, in.Time
+	v.record(ctx, in, out)
+	return nil
 }
 
 // errGone is a source note that vanished before it could be read.
@@ -263,7 +347,7 @@ func (s *Core) rewriteSource(ctx context.Context, v *Vault, plan *vault.MovePlan
 // re-planning it when it changed since it was read.
 func (s *Core) writeRewrite(ctx context.Context, v *Vault, plan *vault.MovePlan, p string, sn *sourceNote) error {
 	for attempt := 0; ; attempt++ {
-		_, err := v.putIfMatch(ctx, sn.cur, sn.text)
+		_, err := v.putIfMatch(ctx, sn.cur, sn.text, history.OpEdit)
 		if err == nil {
 			return nil
 		}

@@ -11,12 +11,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sheaf-dev/sheaf/shared/history"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
 type WriteNoteIn struct {
 	VaultArg
+	TxArg
+	ConflictArg
 	Path           string `json:"path" jsonschema:"Vault-relative path of the note, ending in .md, e.g. \"Inbox/idea.md\"." schema:"minLength=1"`
 	Content        string `json:"content" jsonschema:"The Markdown to write; for append, the text to add."`
 	Mode           string `json:"mode,omitempty" jsonschema:"create (default): a new note; overwrite: replace the whole note (expected_hash required); append: add content at the end, on a new line." schema:"enum=create|overwrite|append,default=create"`
@@ -26,6 +29,7 @@ type WriteNoteIn struct {
 
 type writeNoteOut struct {
 	noteResult
+	MergeInfo
 	Mode     string `json:"mode"`
 	Created  bool   `json:"created"`
 	Replayed bool   `json:"replayed,omitempty" jsonschema:"an append with this idempotency_key had already landed: nothing was written now"`
@@ -33,10 +37,12 @@ type writeNoteOut struct {
 
 // WriteNote implements write_note.
 func (s *Core) WriteNote(ctx context.Context, in WriteNoteIn) (*writeNoteOut, error) {
+	ctx = withTx(ctx, in.TxArg)
 	v, err := s.vault(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
 	}
+	defer v.writing()()
 	path, err := writablePath("path", in.Path)
 	if err != nil {
 		return nil, err
@@ -46,6 +52,10 @@ func (s *Core) WriteNote(ctx context.Context, in WriteNoteIn) (*writeNoteOut, er
 	}
 	if in.Mode == "" {
 		in.Mode = "create"
+	}
+	if in.OnConflict == "merge" && in.Mode != "overwrite" {
+		return nil, newError(KindArgsInvalid, map[string]any{"argument": "on_conflict"},
+			"on_conflict merge is for mode overwrite: create is once-only and append never conflicts.")
 	}
 	if in.IdempotencyKey != "" && in.Mode != "append" {
 		return nil, newError(KindArgsInvalid, map[string]any{"argument": "idempotency_key"},
@@ -62,11 +72,11 @@ func (s *Core) WriteNote(ctx context.Context, in WriteNoteIn) (*writeNoteOut, er
 		if err := v.mustBeMutable("path", path, "overwritten"); err != nil {
 			return nil, err
 		}
-		prev, _, data, err := v.mutate(ctx, path, in.ExpectedHash, func(*current) ([]byte, error) { return []byte(in.Content), nil })
+		prev, data, mi, err := v.mutateOn(ctx, in.ConflictArg, path, in.ExpectedHash, history.OpOverwrite, func(*current) ([]byte, error) { return []byte(in.Content), nil })
 		if err != nil {
 			return nil, err
 		}
-		out := &writeNoteOut{noteResult: s.noteResult(ctx, v, "write", path+" (overwrite)", prev.path, prev, data), Mode: in.Mode}
+		out := &writeNoteOut{noteResult: s.noteResult(ctx, v, "write", path+" (overwrite)", prev.path, prev, data), MergeInfo: mi, Mode: in.Mode}
 		return out, nil
 	default:
 		if err := v.mustBeMutable("path", path, "appended to"); err != nil {
@@ -75,7 +85,7 @@ func (s *Core) WriteNote(ctx context.Context, in WriteNoteIn) (*writeNoteOut, er
 		if in.IdempotencyKey != "" {
 			return s.appendOnce(ctx, v, path, in)
 		}
-		prev, _, data, err := v.mutate(ctx, path, in.ExpectedHash, func(c *current) ([]byte, error) {
+		prev, _, data, err := v.mutate(ctx, path, in.ExpectedHash, history.OpAppend, func(c *current) ([]byte, error) {
 			return appendText(c.data, in.Content), nil
 		})
 		if err != nil {
@@ -95,12 +105,33 @@ func (s *Core) createNote(ctx context.Context, v *Vault, path string, data []byt
 
 // create puts a new note at path, failing with note-exists if one is there.
 func (v *Vault) create(ctx context.Context, arg, path string, data []byte) error {
-	_, err := v.createObj(ctx, arg, path, data)
+	_, err := v.createObj(ctx, arg, v.change(ctx, path, history.OpWrite, data, nil))
 	return err
 }
 
-func (v *Vault) createObj(ctx context.Context, arg, path string, data []byte) (store.Object, error) {
-	obj, err := v.Store.Put(ctx, path, data, store.PutOptions{IfNoneMatch: true})
+// createObj creates the note c describes (its Path, Data and Op), failing
+// with note-exists if one is there, and records the version.
+func (v *Vault) createObj(ctx context.Context, arg string, c history.Change) (store.Object, error) {
+	unlock := v.lockPaths(c.Path)
+	defer unlock()
+	obj, err := v.createUnrecorded(ctx, arg, c)
+	if err == nil {
+		c.Object = obj
+		v.record(ctx, c)
+	}
+	return obj, err
+}
+
+// createUnrecorded creates the note c describes, with its attribution as
+// metadata, and leaves recording the version to the caller (who holds the
+// path's lock).
+func (v *Vault) createUnrecorded(ctx context.Context, arg string, c history.Change) (store.Object, error) {
+	path := c.Path
+	opts := store.PutOptions{IfNoneMatch: true}
+	if v.History != nil {
+		opts.Meta = history.Metadata(c)
+	}
+	obj, err := v.Store.Put(ctx, path, c.Data, opts)
 	if !errors.Is(err, store.ErrConflict) {
 		return obj, err
 	}
@@ -309,7 +340,7 @@ func (s *Core) appendOnce(ctx context.Context, v *Vault, path string, in WriteNo
 		if rand.IntN(64) == 0 {
 			go pruneAppendRecords(context.WithoutCancel(ctx), v.Store)
 		}
-		_, err = v.putIfMatch(ctx, c, next)
+		_, err = v.putIfMatch(ctx, c, next, history.OpAppend)
 		if errors.Is(err, errStale) {
 			if in.ExpectedHash != "" {
 				_ = v.Store.Delete(ctx, rp, mine)
@@ -336,6 +367,11 @@ func (s *Core) appendOnce(ctx context.Context, v *Vault, path string, in WriteNo
 // appendLandedHook runs between an idempotent append's note write and its
 // record: tests stop the call there, as a crash would.
 var appendLandedHook = func() {}
+
+// SetAppendLandedHook makes f run between every idempotent append's note
+// write and its record, for crash tests of a whole process (sheaf serve
+// under SHEAF_TEST_HANG_AFTER_APPEND). Not for use otherwise.
+func SetAppendLandedHook(f func()) { appendLandedHook = f }
 
 func readAppendRecord(ctx context.Context, st store.Store, p string) (*appendRecord, string, error) {
 	data, obj, err := st.Get(ctx, p, 1<<16)
@@ -374,6 +410,8 @@ func pruneAppendRecords(ctx context.Context, st store.Store) {
 
 type editsIn struct {
 	VaultArg
+	TxArg
+	ConflictArg
 	Path         string       `json:"path" jsonschema:"Vault-relative path of the note." schema:"minLength=1"`
 	Edits        []vault.Edit `json:"edits" jsonschema:"Find-and-replace edits, applied in order; each find must occur exactly once in the text the edits before it left." schema:"minItems=1,maxItems=200"`
 	ExpectedHash string       `json:"expected_hash,omitempty" jsonschema:"The content_hash read_note returned: fail with proposal-stale if the note changed at all since." schema:"pattern=^[0-9a-fA-F]{64}$"`
@@ -381,15 +419,18 @@ type editsIn struct {
 
 type editsOut struct {
 	noteResult
+	MergeInfo
 	Applied int `json:"applied" jsonschema:"edits applied (all of them)"`
 }
 
 // ApplyEdits implements apply_edits.
 func (s *Core) ApplyEdits(ctx context.Context, in editsIn) (*editsOut, error) {
+	ctx = withTx(ctx, in.TxArg)
 	v, err := s.vault(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
 	}
+	defer v.writing()()
 	path, err := notePath(ctx, v, "path", in.Path)
 	if err != nil {
 		return nil, err
@@ -403,7 +444,7 @@ func (s *Core) ApplyEdits(ctx context.Context, in editsIn) (*editsOut, error) {
 				"Edit %d has an empty find: give the exact text to replace.", i)
 		}
 	}
-	prev, _, data, err := v.mutate(ctx, path, in.ExpectedHash, func(c *current) ([]byte, error) {
+	prev, data, mi, err := v.mutateOn(ctx, in.ConflictArg, path, in.ExpectedHash, history.OpEdit, func(c *current) ([]byte, error) {
 		out, err := vault.ApplyEdits(c.data, in.Edits)
 		if err != nil {
 			return nil, matchError("edits", err)
@@ -416,11 +457,13 @@ func (s *Core) ApplyEdits(ctx context.Context, in editsIn) (*editsOut, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &editsOut{noteResult: s.noteResult(ctx, v, "edit", path, prev.path, prev, data), Applied: len(in.Edits)}, nil
+	return &editsOut{noteResult: s.noteResult(ctx, v, "edit", path, prev.path, prev, data), MergeInfo: mi, Applied: len(in.Edits)}, nil
 }
 
 type patchIn struct {
 	VaultArg
+	TxArg
+	ConflictArg
 	Path           string   `json:"path" jsonschema:"Vault-relative path of the note." schema:"minLength=1"`
 	HeadingPath    []string `json:"heading_path,omitempty" jsonschema:"The section's heading title, after the titles of headings above it if needed to tell it apart: [\"Plan\", \"Risks\"]. Titles as read_outline shows them; [\"#id\"] names a heading by its read_outline id." schema:"minItems=1,maxItems=12,minLength=1"`
 	Block          string   `json:"block,omitempty" jsonschema:"A block id (the ^id at the end of a paragraph or list item), with or without ^." schema:"minLength=1,maxLength=200"`
@@ -432,15 +475,18 @@ type patchIn struct {
 
 type patchOut struct {
 	noteResult
+	MergeInfo
 	Target string `json:"target" jsonschema:"what was patched"`
 }
 
 // PatchSection implements patch_section.
 func (s *Core) PatchSection(ctx context.Context, in patchIn) (*patchOut, error) {
+	ctx = withTx(ctx, in.TxArg)
 	v, err := s.vault(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
 	}
+	defer v.writing()()
 	t := vault.PatchTarget{HeadingPath: in.HeadingPath, Block: in.Block, FrontmatterKey: in.FrontmatterKey}
 	arg, n := "heading_path", 0
 	for name, set := range map[string]bool{"heading_path": len(in.HeadingPath) > 0, "block": in.Block != "", "frontmatter_key": in.FrontmatterKey != ""} {
@@ -459,7 +505,7 @@ func (s *Core) PatchSection(ctx context.Context, in patchIn) (*patchOut, error) 
 	if err := v.mustBeMutable("path", path, "edited"); err != nil {
 		return nil, err
 	}
-	prev, _, data, err := v.mutate(ctx, path, in.ExpectedHash, func(c *current) ([]byte, error) {
+	prev, data, mi, err := v.mutateOn(ctx, in.ConflictArg, path, in.ExpectedHash, history.OpEdit, func(c *current) ([]byte, error) {
 		out, err := vault.PatchSection(c.data, t, vault.PatchOp(in.Operation), in.Content)
 		if err != nil {
 			return nil, matchError(arg, err)
@@ -472,11 +518,12 @@ func (s *Core) PatchSection(ctx context.Context, in patchIn) (*patchOut, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &patchOut{noteResult: s.noteResult(ctx, v, "patch", path+" ("+t.String()+")", prev.path, prev, data), Target: t.String()}, nil
+	return &patchOut{noteResult: s.noteResult(ctx, v, "patch", path+" ("+t.String()+")", prev.path, prev, data), MergeInfo: mi, Target: t.String()}, nil
 }
 
 type DeleteNoteIn struct {
 	VaultArg
+	TxArg
 	Path         string `json:"path" jsonschema:"Vault-relative path of the note." schema:"minLength=1"`
 	Confirm      bool   `json:"confirm,omitempty" jsonschema:"Must be true: deleting is only done when asked for explicitly."`
 	ExpectedHash string `json:"expected_hash,omitempty" jsonschema:"The content_hash read_note returned: fail with proposal-stale if the note changed since." schema:"pattern=^[0-9a-fA-F]{64}$"`
@@ -498,10 +545,12 @@ const TrashDir = ".sheaf/trash"
 
 // DeleteNote implements delete_note.
 func (s *Core) DeleteNote(ctx context.Context, in DeleteNoteIn) (*deleteOut, error) {
+	ctx = withTx(ctx, in.TxArg)
 	v, cat, err := s.open(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
 	}
+	defer v.writing()()
 	path, err := notePath(ctx, v, "path", in.Path)
 	if err != nil {
 		return nil, err
@@ -538,7 +587,7 @@ func (v *Vault) trash(ctx context.Context, path, expected string, now time.Time)
 		if _, err := v.Store.Put(ctx, trash, c.data, store.PutOptions{IfNoneMatch: true}); err != nil {
 			return "", nil, err
 		}
-		err = v.Store.Delete(ctx, c.path, c.obj.ETag)
+		err = v.deleteNote(ctx, v.change(ctx, c.path, history.OpDelete, nil, c), c)
 		if err == nil {
 			return trash, c, nil
 		}
@@ -565,6 +614,7 @@ func (s *Core) RestoreNote(ctx context.Context, va VaultArg, trashPath string) (
 	if err != nil {
 		return "", WriteIndex{}, err
 	}
+	defer v.writing()()
 	p, err := cleanArg("trash_path", trashPath)
 	if err != nil {
 		return "", WriteIndex{}, err
@@ -582,7 +632,13 @@ func (s *Core) RestoreNote(ctx context.Context, va VaultArg, trashPath string) (
 	if err != nil {
 		return "", WriteIndex{}, err
 	}
-	if err := v.create(ctx, "trash_path", orig, data); err != nil {
+	ch := v.change(ctx, orig, history.OpRestore, data, nil)
+	if v.History != nil {
+		if ver, err := v.History.Find(ctx, orig, hashOf(data)); err == nil {
+			ch.Restored = ver.ID
+		}
+	}
+	if _, err := v.createObj(ctx, "trash_path", ch); err != nil {
 		return "", WriteIndex{}, err
 	}
 	if err := v.Store.Delete(ctx, p, obj.ETag); err != nil {

@@ -9,11 +9,13 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/sheaf-dev/sheaf/shared/history"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
 type completeIn struct {
 	VaultArg
+	TxArg
 	Path  string `json:"path" jsonschema:"The note holding the directive." schema:"minLength=1"`
 	Line  int    `json:"line" jsonschema:"1-based line of the [!ai] marker, as pending_directives gave it." schema:"minimum=1"`
 	Title string `json:"title,omitempty" jsonschema:"The directive's title, as pending_directives gave it: checked, so a drifted line is caught." schema:"maxLength=1000"`
@@ -28,10 +30,12 @@ type completeOut struct {
 
 // CompleteDirective implements complete_directive.
 func (s *Core) CompleteDirective(ctx context.Context, in completeIn) (*completeOut, error) {
+	ctx = withTx(ctx, in.TxArg)
 	v, err := s.vault(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
 	}
+	defer v.writing()()
 	path, err := notePath(ctx, v, "path", in.Path)
 	if err != nil {
 		return nil, err
@@ -40,7 +44,7 @@ func (s *Core) CompleteDirective(ctx context.Context, in completeIn) (*completeO
 		return nil, err
 	}
 	title := ""
-	prev, _, data, err := v.mutate(ctx, path, "", func(c *current) ([]byte, error) {
+	prev, _, data, err := v.mutate(ctx, path, "", history.OpEdit, func(c *current) ([]byte, error) {
 		out, err := vault.CompleteDirective(c.data, in.Line, in.Title)
 		if errors.Is(err, vault.ErrAlreadyDone) {
 			return nil, err
@@ -86,6 +90,7 @@ type Citation struct {
 
 type filePageIn struct {
 	VaultArg
+	TxArg
 	Path      string     `json:"path" jsonschema:"Where to file the page: a new vault-relative path ending in .md, e.g. \"Answers/Which beds need lime.md\"." schema:"minLength=1"`
 	Title     string     `json:"title,omitempty" jsonschema:"The page's title (default: the file name)." schema:"maxLength=300"`
 	Content   string     `json:"content" jsonschema:"The answer, in Markdown." schema:"minLength=1"`
@@ -101,10 +106,12 @@ type filePageOut struct {
 
 // FilePage implements file_page.
 func (s *Core) FilePage(ctx context.Context, in filePageIn) (*filePageOut, error) {
+	ctx = withTx(ctx, in.TxArg)
 	v, cat, err := s.open(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
 	}
+	defer v.writing()()
 	path, err := writablePath("path", in.Path)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,18 @@
 package history
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
+
+// PathLocker is a Store whose writers may be in several processes (a
+// folder vault's servers and shell): LockPaths locks paths across them,
+// from the conditional store write until Record returns, as PathLocks
+// does within one process (whose locks the caller takes first). unlock
+// releases them.
+type PathLocker interface {
+	LockPaths(ctx context.Context, paths ...string) (unlock func(), err error)
+}
 
 // PathLocks serialises the writes of one path within a process. Record
 // must see the writes of a path in the order they landed: the write path

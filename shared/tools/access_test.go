@@ -132,7 +132,7 @@ func schemaCheck(t *testing.T, s *Server) func(tool string, o outcome) {
 	schemas := map[string]*jsonschema.Resolved{}
 	for _, tl := range s.serve(append(s.declared(), testWriteTools(s)...)) {
 		var sch jsonschema.Schema
-		if err := json.Unmarshal(tl.Tool.RawOutputSchema, &sch); err != nil {
+		if err := json.Unmarshal(tl.Listed().RawOutputSchema, &sch); err != nil {
 			t.Fatal(err)
 		}
 		rs, err := sch.Resolve(nil)

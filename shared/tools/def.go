@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -27,11 +28,57 @@ type hints struct {
 var readOnly = hints{readOnly: true, idempotent: true}
 
 // Tool is one declared tool: what tools/list shows, its handler and its
-// Spec.
+// Spec. Tool holds no schemas: Listed adds them, built on first use (a
+// server answers initialize before any tool's schema is needed).
 type Tool struct {
 	Tool    mcp.Tool
 	Handler server.ToolHandlerFunc
 	Spec    Spec
+	args    []string            // the input's property names
+	schemas func() *toolSchemas // built once, on first use
+}
+
+// toolSchemas are a tool's schemas, as checked and as listed.
+type toolSchemas struct {
+	in       *jsonschema.Schema
+	resolved *jsonschema.Resolved
+	defaults map[string]json.RawMessage
+	inJSON   json.RawMessage
+	outJSON  json.RawMessage
+}
+
+// Listed is the tool as tools/list shows it: with its input and output
+// schemas.
+func (t Tool) Listed() mcp.Tool {
+	mt := t.Tool
+	if t.schemas != nil {
+		s := t.schemas()
+		mt.RawInputSchema, mt.RawOutputSchema = s.inJSON, s.outJSON
+	}
+	return mt
+}
+
+// argNames lists the JSON property names of struct type t, as its schema
+// names them.
+func argNames(t reflect.Type) []string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var names []string
+	for _, f := range reflect.VisibleFields(t) {
+		if f.Anonymous || !f.IsExported() {
+			continue
+		}
+		name := strings.Split(f.Tag.Get("json"), ",")[0]
+		switch name {
+		case "-":
+			continue
+		case "":
+			name = f.Name
+		}
+		names = append(names, name)
+	}
+	return names
 }
 
 // define declares the tool sp with handler fn; its input and output
@@ -42,32 +89,33 @@ type Tool struct {
 //	schema:"minimum=1,maximum=70,default=50,enum=a|b,minLength=1,maxItems=10"
 //
 // Arguments are validated against the input schema (unknown keys rejected)
-// and decoded strictly; any mismatch is an args-invalid error. It panics on
-// a malformed declaration, so a bad schema fails at start-up, not in a call.
+// and decoded strictly; any mismatch is an args-invalid error. The schemas
+// are built on first use (tools/list or a call), not at start-up; a
+// malformed declaration panics then (TestToolsList lists every tool).
 func define[In, Out any](sp Spec, fn func(ctx context.Context, in In) (*Out, error)) Tool {
 	sp.check()
 	name, title, description, h := sp.Name, sp.Title, sp.Description, sp.Hints
 	if _, ok := any(new(Out)).(covered); !ok {
 		panic(fmt.Sprintf("tool %s: its result type must embed Coverage", name))
 	}
-	inSchema := mustSchema[In](name, "input")
-	outSchema := mustSchema[Out](name, "output")
-	if sp.Access.proposable() {
-		outSchema.Properties["proposal"] = proposalSchema
-	}
-	resolved, err := inSchema.Resolve(nil)
-	if err != nil {
-		panic(fmt.Sprintf("tool %s: input schema: %v", name, err))
-	}
-	defaults := defaultsOf(inSchema)
-	inJSON, _ := json.Marshal(inSchema)
-	outJSON, _ := json.Marshal(outSchema)
+	schemas := sync.OnceValue(func() *toolSchemas {
+		inSchema := mustSchema[In](name, "input")
+		outSchema := mustSchema[Out](name, "output")
+		if sp.Access.proposable() {
+			outSchema.Properties["proposal"] = proposalSchema
+		}
+		resolved, err := inSchema.Resolve(nil)
+		if err != nil {
+			panic(fmt.Sprintf("tool %s: input schema: %v", name, err))
+		}
+		inJSON, _ := json.Marshal(inSchema)
+		outJSON, _ := json.Marshal(outSchema)
+		return &toolSchemas{in: inSchema, resolved: resolved, defaults: defaultsOf(inSchema), inJSON: inJSON, outJSON: outJSON}
+	})
 
 	tool := mcp.NewTool(name,
 		mcp.WithDescription(description),
 		mcp.WithToolTitle(title),
-		mcp.WithRawInputSchema(inJSON),
-		mcp.WithRawOutputSchema(outJSON),
 		mcp.WithToolAnnotation(mcp.ToolAnnotation{
 			Title:           title,
 			ReadOnlyHint:    &h.readOnly,
@@ -76,8 +124,9 @@ func define[In, Out any](sp Spec, fn func(ctx context.Context, in In) (*Out, err
 			OpenWorldHint:   &h.openWorld,
 		}),
 	)
-	tool.InputSchema.Type = "" // the raw schema above is the one
+	tool.InputSchema.Type = "" // Listed sets the raw schemas
 	handler := func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
+		ctx = core.WithTool(ctx, name) // history names the tool of each version
 		c := callFrom(ctx)
 		if c == nil {
 			c = core.NewCall(0)
@@ -93,7 +142,8 @@ func define[In, Out any](sp Spec, fn func(ctx context.Context, in In) (*Out, err
 				res = fitError(res, budget)
 			}
 		}()
-		in, terr := decodeArgs[In](req, inSchema, resolved, defaults)
+		sch := schemas()
+		in, terr := decodeArgs[In](req, sch.in, sch.resolved, sch.defaults)
 		if terr != nil {
 			return errorResult(terr), nil
 		}
@@ -125,7 +175,7 @@ func define[In, Out any](sp Spec, fn func(ctx context.Context, in In) (*Out, err
 		cov.Lagging = lagging
 		return fitResult(name, out, budget), nil
 	}
-	return Tool{Tool: tool, Handler: handler, Spec: sp}
+	return Tool{Tool: tool, Handler: handler, Spec: sp, args: argNames(reflect.TypeFor[In]()), schemas: schemas}
 }
 
 // decodeArgs validates the raw arguments and decodes them into In.

@@ -98,11 +98,7 @@ func (c completer) complete(ctx context.Context, name, value string) (*mcp.Compl
 	}
 	var all []string
 	for _, id := range c.s.core.VaultIDs() {
-		v, err := c.s.core.View(ctx, VaultArg{Vault: id})
-		if err != nil {
-			continue
-		}
-		cat, err := v.Catalogs.Catalog(ctx)
+		_, cat, err := c.s.core.Open(ctx, VaultArg{Vault: id})
 		if err != nil {
 			continue
 		}

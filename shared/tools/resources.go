@@ -115,11 +115,7 @@ func (s *Server) listResources(ctx context.Context, cursor string) ([]mcp.Resour
 	offset, _ := strconv.Atoi(strings.TrimPrefix(cursor, "o"))
 	var all []mcp.Resource
 	for _, id := range s.core.VaultIDs() {
-		v, err := s.core.View(ctx, VaultArg{Vault: id})
-		if err != nil {
-			continue
-		}
-		cat, err := v.Catalogs.Catalog(ctx)
+		_, cat, err := s.core.Open(ctx, VaultArg{Vault: id})
 		if err != nil {
 			continue
 		}

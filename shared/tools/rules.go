@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -77,14 +78,8 @@ func edits(rule proposeRule, paths ...pathArg) access {
 func accessOf(t Tool) access {
 	name := t.Tool.Name
 	a := t.Spec.Access
-	var schema struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	if err := json.Unmarshal(t.Tool.RawInputSchema, &schema); err != nil {
-		panic(fmt.Sprintf("tool %s: input schema: %v", name, err))
-	}
 	for _, p := range a.paths {
-		if _, ok := schema.Properties[p.name]; !ok {
+		if !slices.Contains(t.args, p.name) {
 			panic(fmt.Sprintf("tool %s: its Spec names path argument %q, which the tool does not take", name, p.name))
 		}
 	}

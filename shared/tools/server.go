@@ -60,7 +60,7 @@ func (s *Server) Tools() []Tool { return s.serve(s.declared()) }
 var families = []func(*core.Core) []Tool{
 	vaultTools, noteTools, linkTools, searchTools, tagTools, attachmentTools,
 	llmTools, referenceTools, relationTools, searchReadTools, maintenanceTools,
-	agentTools, semanticTools, writeTools, moveTools, pageTools, ingestTools,
+	agentTools, semanticTools, writeTools, moveTools, pageTools, historyTools, ingestTools,
 }
 
 // declared is every tool as its family declares it.
@@ -130,9 +130,9 @@ func (s *Server) MCPServer(version, profile string) (*server.MCPServer, error) {
 	// tool outside the caller's profile reaches the guard, which answers
 	// the spec's unsupported.
 	hooks := &server.Hooks{}
-	filter := profileFilter(core)
+	filter, listed := profileFilter(core), listedFilter(ts)
 	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, r *mcp.ListToolsResult) {
-		r.Tools = filter(ctx, r.Tools)
+		r.Tools = filter(ctx, listed(ctx, r.Tools))
 	})
 	srv := server.NewMCPServer("sheaf", version,
 		server.WithToolCapabilities(false),
@@ -154,6 +154,23 @@ func (s *Server) MCPServer(version, profile string) (*server.MCPServer, error) {
 		srv.AddTool(t.Tool, t.Handler)
 	}
 	return srv, nil
+}
+
+// listedFilter gives the listed tools their schemas (see Tool.Listed),
+// built on the first tools/list rather than at start-up.
+func listedFilter(ts []Tool) server.ToolFilterFunc {
+	byName := make(map[string]Tool, len(ts))
+	for _, t := range ts {
+		byName[t.Tool.Name] = t
+	}
+	return func(_ context.Context, listed []mcp.Tool) []mcp.Tool {
+		for i, mt := range listed {
+			if t, ok := byName[mt.Name]; ok {
+				listed[i] = t.Listed()
+			}
+		}
+		return listed
+	}
 }
 
 // profileFilter lists only the core tools to a caller whose credential is

@@ -29,7 +29,7 @@ func testServer(t *testing.T) *Server {
 func TestSchemasGolden(t *testing.T) {
 	var tools []mcp.Tool
 	for _, tool := range testServer(t).Tools() {
-		tools = append(tools, tool.Tool)
+		tools = append(tools, tool.Listed())
 	}
 	got, err := json.MarshalIndent(tools, "", "  ")
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -31,7 +32,9 @@ type Ledger struct {
 //	"- 2026-01-15 ingest: Extension service soil guide"
 //	"- [2026-01-15] ingest: Extension service soil guide"
 //	"## [2026-01-15] ingest | Extension service soil guide"
-var ledgerLine = regexp.MustCompile(`^ {0,3}(?:[-*+]\s+|#{1,6}\s+)?(?:\[(\d{4}-\d{2}-\d{2})\]|(\d{4}-\d{2}-\d{2}))\s+(\p{L}[\p{L}\p{N}_-]*)\s*[:|]\s*(.*\S)\s*$`)
+var ledgerLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^ {0,3}(?:[-*+]\s+|#{1,6}\s+)?(?:\[(\d{4}-\d{2}-\d{2})\]|(\d{4}-\d{2}-\d{2}))\s+(\p{L}[\p{L}\p{N}_-]*)\s*[:|]\s*(.*\S)\s*$`)
+})
 
 // headingLine matches an ATX heading.
 var headingLine = regexp.MustCompile(`^ {0,3}#{1,6}(?:\s|$)`)
@@ -57,7 +60,7 @@ func ParseLedger(src []byte) Ledger {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
-		m := ledgerLine.FindStringSubmatch(line)
+		m := ledgerLine().FindStringSubmatch(line)
 		if m == nil {
 			if !headingLine.MatchString(line) {
 				lg.Skipped++

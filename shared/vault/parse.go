@@ -16,7 +16,6 @@ import (
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
-	"go.abhg.dev/goldmark/frontmatter"
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/text/unicode/norm"
 )
@@ -33,9 +32,6 @@ type Parsed struct {
 // in its number of keys.
 const maxFrontmatter = 64 << 10
 
-// yamlFormat is Obsidian's only frontmatter format.
-var yamlFormat = frontmatter.Format{Name: "YAML", Delim: '-', Unmarshal: yaml.Unmarshal}
-
 var (
 	// mdParser parses notes that open with a closed frontmatter block;
 	// plainParser parses all others, so that an unclosed "---" is a
@@ -47,7 +43,7 @@ var (
 func newParser(withFrontmatter bool) parser.Parser {
 	blocks := parser.DefaultBlockParsers()
 	if withFrontmatter {
-		blocks = append(blocks, util.Prioritized(&frontmatter.Parser{Formats: []frontmatter.Format{yamlFormat}}, 0))
+		blocks = append(blocks, util.Prioritized(frontmatterBlock{}, 0))
 	}
 	return parser.NewParser(
 		parser.WithBlockParsers(blocks...),
@@ -115,7 +111,7 @@ func parse(path string, src []byte, spans *Spans) *Parsed {
 	case bodyStart > maxFrontmatter:
 		x.note.FrontmatterError = fmt.Sprintf("frontmatter is larger than %d KiB", maxFrontmatter>>10)
 	case bodyStart > 0:
-		if data := frontmatter.Get(pc); data != nil {
+		if data := frontmatterYAML(pc); data != nil {
 			x.frontmatter(data)
 		}
 	}
@@ -422,9 +418,9 @@ func delimLen(line []byte) int {
 }
 
 // frontmatter decodes the YAML block into Note fields.
-func (x *extractor) frontmatter(data *frontmatter.Data) {
+func (x *extractor) frontmatter(data []byte) {
 	var raw any
-	if err := data.Decode(&raw); err != nil {
+	if err := yaml.Unmarshal(data, &raw); err != nil {
 		x.note.FrontmatterError = err.Error()
 		return
 	}

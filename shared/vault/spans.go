@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/yuin/goldmark/ast"
@@ -367,14 +368,19 @@ func fragmentStart(dest []byte) int {
 }
 
 // refDefRE matches a link reference definition's opening: "[label]:".
-var refDefRE = regexp.MustCompile(`(?m)^ {0,3}\[((?:[^\]\\]|\\.){1,999})\]:[ \t]*(?:\r?\n[ \t]*)?`)
+// Compiled on first use: the bounded repetition makes a large program
+// (about 20 ms and 1 MB to compile), which a server answering initialize
+// should not pay for at start-up.
+var refDefRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^ {0,3}\[((?:[^\]\\]|\\.){1,999})\]:[ \t]*(?:\r?\n[ \t]*)?`)
+})
 
 // referenceTarget finds the definition of a reference link's label.
 func (x *extractor) referenceTarget(ls *LinkSpan, ref *ast.ReferenceLink, dest []byte) {
 	ls.Reference = true
 	want := foldLabel(string(ref.Value))
 	src := x.work
-	for _, m := range refDefRE.FindAllSubmatchIndex(src[x.spans.BodyStart:], -1) {
+	for _, m := range refDefRE().FindAllSubmatchIndex(src[x.spans.BodyStart:], -1) {
 		base := x.spans.BodyStart
 		if foldLabel(string(src[base+m[2]:base+m[3]])) != want {
 			continue

@@ -66,9 +66,9 @@ func Build(t testing.TB, pkg string) string {
 
 // BuildTo compiles the function in pkg (a package directory or import
 // path) to out the way the deployment does: a static linux binary, with
-// the lambda.norpc tag, stripped. The error holds the compiler's output.
+// the lambda.norpc and sheaf_envcreds tags (build.mk), stripped. The error holds the compiler's output.
 func BuildTo(pkg, out string) error {
-	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w", "-o", out, pkg)
+	cmd := exec.Command("go", "build", "-tags", "lambda.norpc,sheaf_envcreds", "-trimpath", "-ldflags", "-s -w", "-o", out, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%v\n%s", err, b)

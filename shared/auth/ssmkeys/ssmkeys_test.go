@@ -15,8 +15,9 @@ import (
 )
 
 // fakeSSM answers the one call we make, GetParameter, in the AWS JSON 1.1
-// protocol the SDK speaks (no SSM server can run here: this checks what our
-// code and the real SDK client send and read, not AWS itself).
+// protocol (no SSM server can run here: this checks what our client sends
+// and reads, not AWS itself). A parameter named /denied answers
+// AccessDeniedException.
 type fakeSSM struct {
 	params map[string]string
 	calls  atomic.Int64
@@ -39,6 +40,12 @@ func (f *fakeSSM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	_ = json.Unmarshal(body, &in)
 	v, ok := f.params[in.Name]
+	if in.Name == "/denied" {
+		w.Header().Set("X-Amzn-Errortype", "AccessDeniedException:http://internal.amazon.com/coral/com.amazon.coral.service/")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"__type":"com.amazon.coral.service#AccessDeniedException","Message":"not allowed"}`)
+		return
+	}
 	if !ok {
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = io.WriteString(w, `{"__type":"ParameterNotFound","message":"not found"}`)
@@ -49,7 +56,7 @@ func (f *fakeSSM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}})
 }
 
-func TestLoadThroughTheSDK(t *testing.T) {
+func TestLoadFromSSM(t *testing.T) {
 	kf := &auth.KeyFile{}
 	tok, _, err := kf.Add(auth.NewKeyOptions{Name: "lambda", Scopes: []auth.Scope{auth.ScopeRead}}, time.Now())
 	if err != nil {
@@ -91,6 +98,10 @@ func TestLoadThroughTheSDK(t *testing.T) {
 	missing, _ := Open(ctx, URL{Name: "/sheaf/none", Region: "eu-west-1", Endpoint: srv.URL})
 	if data, found, err := missing.Load(ctx); err != nil || found || data != nil {
 		t.Errorf("missing parameter: %q %v %v", data, found, err)
+	}
+	denied, _ := Open(ctx, URL{Name: "/denied", Region: "eu-west-1", Endpoint: srv.URL})
+	if _, _, err := denied.Load(ctx); err == nil || !strings.Contains(err.Error(), "AccessDeniedException: not allowed") {
+		t.Errorf("denied parameter: %v", err)
 	}
 }
 

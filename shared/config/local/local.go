@@ -20,6 +20,7 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/config"
 	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/embed"
+	histfolder "github.com/sheaf-dev/sheaf/shared/history/folder"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/store/split"
 	"github.com/sheaf-dev/sheaf/shared/textindex/embedded"
@@ -41,6 +42,7 @@ type Vault struct {
 	text       *embedded.Index
 	vectors    vectors.Index // nil without embeddings
 	store      *split.Store
+	history    *histfolder.Store // nil with --history off
 
 	stop context.CancelFunc // ends what Start started; nil before Start
 	bg   sync.WaitGroup     // what Start started
@@ -75,7 +77,7 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, erro
 	if err != nil {
 		return nil, fmt.Errorf("opening the text index in %s: %w", state, err)
 	}
-	snaps := &indexer.FileSnapshots{Path: filepath.Join(state, "catalog.json.gz")}
+	snaps := &FileSnapshots{Path: filepath.Join(state, "catalog.json.gz")}
 	cat, err := snaps.Load(ctx)
 	if err != nil {
 		log.Warn("catalog snapshot unreadable; rebuilding", "err", err)
@@ -113,11 +115,43 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, erro
 		}
 	}
 	l := &Vault{Vault: v, Indexer: ix, Root: root, State: state, Layout: layout, text: text, store: st}
+	if err := l.openHistory(c); err != nil {
+		text.Close()
+		return nil, err
+	}
 	if err := l.openEmbeddings(ctx, c, log); err != nil {
 		text.Close()
 		return nil, err
 	}
 	return l, nil
+}
+
+// openHistory opens the vault's note history in <state>/history (unless
+// --history off): the write tools record every version there, and the
+// indexer records the changes made outside Sheaf.
+func (l *Vault) openHistory(c *config.Config) error {
+	switch c.History {
+	case "off":
+		return nil
+	case "", "on":
+	default:
+		return fmt.Errorf("--history %q: on or off", c.History)
+	}
+	opts := histfolder.Options{
+		// 0: the defaults; negative: no minimum.
+		Policy: histfolder.Policy{Days: c.HistoryDays, Keep: c.HistoryKeep},
+	}
+	if c.HistoryNoPrune {
+		opts.PruneEvery = -1 // only the server, which is given the policy, prunes
+	}
+	h, err := histfolder.Open(filepath.Join(l.State, "history"), opts)
+	if err != nil {
+		return fmt.Errorf("opening the note history in %s: %w", l.State, err)
+	}
+	l.history = h
+	l.Vault.History = h
+	l.Indexer.History = h
+	return nil
 }
 
 // openEmbeddings wires the embeddings provider and the vector index when
@@ -204,7 +238,11 @@ func (l *Vault) Close() error {
 	if l.vectors != nil {
 		verr = l.vectors.Close() // the embedded index flushes on Close
 	}
-	return errors.Join(aerr, serr, l.text.Close(), verr, l.store.Close())
+	var herr error
+	if l.history != nil {
+		herr = l.history.Close()
+	}
+	return errors.Join(aerr, serr, l.text.Close(), verr, herr, l.store.Close())
 }
 
 // indexWait maps the --index-wait setting (0: do not wait) to the tools'

@@ -13,10 +13,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/sheaf-dev/sheaf/shared/internal/awsconfig"
 	"github.com/sheaf-dev/sheaf/shared/store"
 )
 
@@ -198,15 +198,11 @@ func Open(ctx context.Context, c Config) (*Store, error) {
 			return nil, fmt.Errorf("s3: open: endpoint: %w", err)
 		}
 	}
-	var opts []func(*config.LoadOptions) error
-	if c.Region != "" {
-		opts = append(opts, config.WithRegion(c.Region))
-	}
+	o := awsconfig.Options{Region: c.Region}
 	if c.AccessKey != "" {
-		opts = append(opts, config.WithCredentialsProvider(
-			credentials.NewStaticCredentialsProvider(c.AccessKey, c.SecretKey, "")))
+		o.Credentials = credentials.NewStaticCredentialsProvider(c.AccessKey, c.SecretKey, "")
 	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	cfg, err := awsconfig.Load(ctx, o)
 	if err != nil {
 		return nil, fmt.Errorf("s3: open: %w", err)
 	}

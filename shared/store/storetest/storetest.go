@@ -58,6 +58,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Option) 
 		{"ConcurrentCAS", testConcurrentCAS},
 		{"ETagChanges", testETagChanges},
 		{"Delete", testDelete},
+		{"DeleteFolder", testDeleteFolder},
 		{"DeleteIfMatch", testDeleteIfMatch},
 		{"CreateAfterDelete", testCreateAfterDelete},
 		{"IfMatchAfterDelete", testIfMatchAfterDelete},
@@ -491,7 +492,13 @@ func testDelete(t *testing.T, s store.Store) {
 	_, err := s.Stat(ctx, "dir/d.md")
 	wantErr(t, "Stat after Delete", err, store.ErrNotFound)
 	wantSet(t, "List after Delete", slices.Collect(maps.Keys(list(t, s, ""))), "dir/keep.md")
-	// Deleting a folder's path deletes no object.
+}
+
+// testDeleteFolder: deleting a folder's path deletes no object and is no
+// error.
+func testDeleteFolder(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	put(t, s, "dir/keep.md", []byte("k"))
 	if err := s.Delete(ctx, "dir", ""); err != nil {
 		t.Errorf("Delete(folder): %v", err)
 	}

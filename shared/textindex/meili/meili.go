@@ -95,7 +95,7 @@ const (
 	defaultBatchBytes = 8 << 20
 )
 
-var validIndexUID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,400}$`)
+var validIndexUID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,400}$`) })
 
 // Open returns an Index for c. It does no network I/O: settings are sent on
 // first use, or by EnsureSettings.
@@ -104,7 +104,7 @@ func Open(ctx context.Context, c Config) (*Index, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("meili: invalid URL %q: want http(s)://host[:port]", c.URL)
 	}
-	if !validIndexUID.MatchString(c.Index) {
+	if !validIndexUID().MatchString(c.Index) {
 		return nil, fmt.Errorf("meili: invalid index uid %q: want 1-400 characters of [A-Za-z0-9_-]", c.Index)
 	}
 	var opts []meilisearch.Option

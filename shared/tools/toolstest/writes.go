@@ -21,6 +21,8 @@ var WriteTools = map[string][2]bool{
 	"move_note":          {true, true},
 	"complete_directive": {false, true},
 	"file_page":          {false, true},
+	"restore_note":       {true, false},
+	"undo_transaction":   {true, false},
 }
 
 func init() {
