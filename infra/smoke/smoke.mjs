@@ -176,6 +176,17 @@ async function runChecks(transportName, client) {
     return sc.path;
   });
 
+  await check(t("resources/list, resources/read of a note, prompts/get"), async () => {
+    const list = await client.listResources();
+    const note = list.resources.find((r) => r.mimeType === "text/markdown");
+    assert(note && note.uri.startsWith("sheaf://"), `no note resource: ${JSON.stringify(list).slice(0, 300)}`);
+    const read = await client.readResource({ uri: note.uri });
+    assert(read.contents.length === 1 && typeof read.contents[0].text === "string", JSON.stringify(read).slice(0, 300));
+    const p = await client.getPrompt({ name: "capture_source", arguments: { url: "https://example.com/a" } });
+    assert(p.messages[0].content.text.includes("ingest_url"), JSON.stringify(p).slice(0, 300));
+    return `${list.resources.length} resources, read ${note.uri}`;
+  });
+
   await check(t("write_note, then read it back; again is note-exists; a stale overwrite is proposal-stale"), async () => {
     const path = "Smoke/Written by the TypeScript SDK.md";
     const content = "# Written\n\nby the TypeScript SDK\n";

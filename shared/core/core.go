@@ -53,6 +53,15 @@ func (s *Core) now() time.Time {
 	return time.Now()
 }
 
+// Open is the vault a call works in, as the caller sees it, and its
+// catalog, once the vault's index pass allows (as every tool waits).
+func (s *Core) Open(ctx context.Context, a VaultArg) (*Vault, *vault.Catalog, error) {
+	return s.open(ctx, a)
+}
+
+// VaultIDs are the ids of the vaults served, in the order given to New.
+func (s *Core) VaultIDs() []string { return append([]string(nil), s.order...) }
+
 // VaultArg is the optional `vault` argument every tool takes.
 type VaultArg struct {
 	Vault string `json:"vault,omitempty" jsonschema:"Vault id. May be omitted when only one vault is available." schema:"minLength=1,maxLength=64,pattern=^[a-z0-9_-]+$"`

@@ -60,6 +60,7 @@ func newError(kind Kind, fields map[string]any, format string, args ...any) *Err
 func toError(err error) *Error {
 	var te *Error
 	var pe *store.PathError
+	var me *store.MissingError
 	switch {
 	case errors.As(err, &te):
 		return te
@@ -71,6 +72,9 @@ func toError(err error) *Error {
 		return newError(KindForbidden, nil, "The server may not do this in the vault's storage: %s", deniedReason(err))
 	case errors.Is(err, store.ErrNotFound):
 		return newError(KindNoteNotFound, nil, "The note or file is not there (any more): list_notes or search find what exists.")
+	case errors.As(err, &me):
+		return newError(KindInternal, map[string]any{"reason": "storage-missing"},
+			"The vault's storage is not there: the %s %q does not exist. This is the server's configuration: tell its operator.", me.What, clipQuote(me.Name))
 	case errors.Is(err, errChanged):
 		return newError(KindInternal, nil, "The note kept changing while it was being read: try again.")
 	case errors.Is(err, context.DeadlineExceeded):

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sheaf-dev/sheaf/shared/llm"
+	"github.com/sheaf-dev/sheaf/shared/store"
 )
 
 // captureLog sends the default logger to a buffer for the test.
@@ -60,6 +61,17 @@ func TestProviderRateLimitWithoutItsText(t *testing.T) {
 	err := llmError(fmt.Errorf("chat: %w", &llm.ProviderError{Status: 429, Err: errors.New("slow down at https://api.example/v1")}))
 	te := toError(err)
 	if te.Kind != KindRateLimited || te.Fields["retry_after_ms"] == nil || strings.Contains(te.Message, "http") {
+		t.Errorf("%v %v %q", te.Kind, te.Fields, te.Message)
+	}
+}
+
+// TestMissingStorageSaysWhat: a vault whose bucket does not exist is the
+// deployment's configuration: the caller is told which bucket, without
+// the chain.
+func TestMissingStorageSaysWhat(t *testing.T) {
+	err := fmt.Errorf("s3: stat \"a.md\": \"nb\": %w (%w)", errors.New("s3: bucket does not exist"), &store.MissingError{What: "bucket", Name: "nb"})
+	te := toError(err)
+	if te.Kind != KindInternal || te.Fields["reason"] != "storage-missing" || !strings.Contains(te.Message, `bucket "nb"`) || strings.Contains(te.Message, "s3:") {
 		t.Errorf("%v %v %q", te.Kind, te.Fields, te.Message)
 	}
 }

@@ -133,6 +133,9 @@ type Vault struct {
 // MaxNote is the largest note read_note reads whole and a write writes.
 func (v *Vault) MaxNote() int64 { return v.maxNote() }
 
+// MaxAttachment is the largest file read_attachment returns.
+func (v *Vault) MaxAttachment() int64 { return v.maxAttachment() }
+
 // ranking returns the vault's ranking parameters.
 func (v *Vault) ranking() rank.Params {
 	if v.Ranking != nil {

@@ -20,7 +20,7 @@ type vaultInfoIn struct {
 // Capabilities say which tools will work.
 type Capabilities struct {
 	Embeddings      bool `json:"embeddings" jsonschema:"semantic_search, answer, related_notes work"`
-	LLM             bool `json:"llm" jsonschema:"answer, lint_semantic work"`
+	LLM             bool `json:"llm" jsonschema:"answer, lint_semantic, suggest_tags and wiki_maintain work"`
 	HasIndexCatalog bool `json:"hasIndexCatalog" jsonschema:"the vault has an index.md hub"`
 	ProposeOnly     bool `json:"proposeOnly" jsonschema:"your writes queue as proposals (list_proposals) instead of changing notes"`
 }

@@ -24,6 +24,18 @@ var (
 	ErrDenied = errors.New("store: access denied")
 )
 
+// MissingError is a vault whose storage itself is not there (an S3
+// bucket that does not exist): the deployment's configuration, which the
+// caller may be told about, as opposed to an internal failure.
+type MissingError struct {
+	What string // e.g. "bucket"
+	Name string
+}
+
+func (e *MissingError) Error() string {
+	return "store: " + e.What + " \"" + e.Name + "\" does not exist"
+}
+
 // Object describes one stored file.
 type Object struct {
 	Path     string    // vault-relative, NFC

@@ -69,6 +69,7 @@ func (s *Server) declared() []Tool {
 	for _, family := range families {
 		ts = append(ts, family(s.core)...)
 	}
+	ts = append(ts, s.maintainTools()...)
 	return append(ts, s.proposalTools()...)
 }
 
@@ -136,10 +137,17 @@ func (s *Server) MCPServer(version, profile string) (*server.MCPServer, error) {
 	})
 	srv := server.NewMCPServer("sheaf", version,
 		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(false, false),
+		server.WithPromptCapabilities(false),
+		server.WithCompletions(),
+		server.WithResourceCompletionProvider(completer{s}),
+		server.WithPromptCompletionProvider(completer{s}),
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
 		server.WithHooks(hooks),
 	)
+	s.addResources(srv, hooks)
+	s.addPrompts(srv)
 	for _, t := range ts {
 		if profile == "core" && !t.Spec.Core {
 			continue

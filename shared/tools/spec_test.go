@@ -36,9 +36,9 @@ func TestSpecs(t *testing.T) {
 		{"core profile", core, []string{"find_references", "get_vault_info", "link_graph", "list_backlinks", "list_notes",
 			"list_outgoing_links", "list_tags", "notes_by_tag", "read_note", "read_outline", "search", "search_and_read"}},
 		{"paid", paid, []string{"answer", "eval", "find_duplicates", "ingest_file", "ingest_url", "lint_semantic", "reindex_embeddings", "related_notes",
-			"semantic_search", "suggest_tags", "topic_map"}},
+			"semantic_search", "suggest_tags", "topic_map", "wiki_maintain"}},
 		{"needs embeddings", embeddings, []string{"find_duplicates", "reindex_embeddings", "related_notes", "semantic_search", "topic_map"}},
-		{"needs an LLM", llm, []string{"answer", "lint_semantic", "suggest_tags"}},
+		{"needs an LLM", llm, []string{"answer", "lint_semantic", "suggest_tags", "wiki_maintain"}},
 	} {
 		if !slices.Equal(c.got, c.want) {
 			t.Errorf("%s: %v, want %v", c.what, c.got, c.want)

@@ -260,7 +260,7 @@ func (s *Store) wrap(ctx context.Context, op, p string, err error) error {
 	case st == 403 || code == "AccessDenied" || code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch":
 		return fmt.Errorf("s3: %s %q: the credentials may not do this in bucket %q (%s): check the key and its policy: %w", op, p, s.bucket, code, store.ErrDenied)
 	case code == "NoSuchBucket":
-		return fmt.Errorf("s3: %s %q: bucket %q: %w", op, p, s.bucket, ErrNoBucket)
+		return fmt.Errorf("s3: %s %q: bucket %q: %w (%w)", op, p, s.bucket, ErrNoBucket, &store.MissingError{What: "bucket", Name: s.bucket})
 	case st == 404 || code == "NoSuchKey" || code == "NotFound":
 		return fmt.Errorf("s3: %s %q: %w", op, p, store.ErrNotFound)
 	case st == 412 || st == 409 || code == "PreconditionFailed" || code == "ConditionalRequestConflict":

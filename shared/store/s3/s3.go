@@ -121,7 +121,7 @@ func (s *Store) head(ctx context.Context, key, p string) (store.Object, error) {
 	if err != nil {
 		err = s.wrap(ctx, "stat", p, err)
 		if errors.Is(err, store.ErrNotFound) && s.noBucket(ctx) {
-			return store.Object{}, fmt.Errorf("s3: stat %q: %q: %w", p, s.bucket, ErrNoBucket)
+			return store.Object{}, fmt.Errorf("s3: stat %q: %q: %w (%w)", p, s.bucket, ErrNoBucket, &store.MissingError{What: "bucket", Name: s.bucket})
 		}
 		return store.Object{}, err
 	}

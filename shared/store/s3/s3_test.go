@@ -489,7 +489,8 @@ func TestMissingBucket(t *testing.T) {
 			"Folders":       ferr,
 			"List(unicode)": s.List(ctx, "\u00e9", func(store.Object) error { return nil }),
 		} {
-			if !errors.Is(err, ErrNoBucket) || errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "no-such-bucket") {
+			var missing *store.MissingError
+			if !errors.Is(err, ErrNoBucket) || errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "no-such-bucket") || !errors.As(err, &missing) || missing.Name != "no-such-bucket" {
 				t.Errorf("%s(%q) = %v, want ErrNoBucket naming the bucket", what, p, err)
 			}
 		}

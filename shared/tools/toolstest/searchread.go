@@ -59,7 +59,7 @@ var hexHash = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // writeTools are listed tools that are not read-only; testToolsList skips
 // its read-tool check for them and each tool's own test checks its hints.
-var writeTools = map[string]bool{"record_retrieval_feedback": true, "apply_proposal": true, "reject_proposal": true, "ingest_url": true, "ingest_file": true}
+var writeTools = map[string]bool{"record_retrieval_feedback": true, "apply_proposal": true, "reject_proposal": true, "ingest_url": true, "ingest_file": true, "wiki_maintain": true}
 
 func testSearchAndRead(t *testing.T, c *Client) {
 	const tool = "search_and_read"
