@@ -378,6 +378,7 @@ func cvParams() []rank.Param {
 		grid("feedback", float64(feedbackIndex(d.Ask.Feedback)), 0, 1, 2),
 		grid("stage", w.Stage, 0, 0.3, 0.6, 1, 2),
 		grid("body", w.Body, 0, 0.3, 1),
+		grid("pool", float64(d.Ask.Pool), 100),
 	}
 }
 
@@ -389,6 +390,7 @@ func paramsOf(x []float64) rank.Params {
 	p.LinkWeight, p.AnchorWeight, p.VectorWeight, p.VectorFloor = x[6], x[7], x[8], x[9]
 	p.Ask.Feedback = feedbacks[int(x[10])]
 	w.Stage, w.Body = x[11], x[12]
+	p.Ask.Pool = int(x[13])
 	return p
 }
 
