@@ -148,10 +148,18 @@ type setRun struct {
 	set      evalSet
 	f        *semFixture
 	baseline [][]string
-	lex      [][][]lexCand // per feedback setting (feedbacks), per question
+	lex      map[poolKey][][]lexCand // per pool setting, per question (pools)
 	vec      [][]laneHit
 	q        []textindex.Question
 	links    catalogLinks
+}
+
+// poolKey is what changes a question's measured pool: the feedback and
+// the pool's size (the weights only reorder it). A setting that changes
+// what Ask measures belongs here too.
+type poolKey struct {
+	feedback textindex.Feedback
+	pool     int
 }
 
 // lexCand is a note of the lexical pool: its index hit and what the
@@ -189,33 +197,14 @@ func measureSet(t *testing.T, set evalSet, emb embed.Embedder) *setRun {
 		set.qs[i].NoTitleWord = rank.SharesNoTitleWord(q.Question, n.Title)
 	}
 	base := rank.NewBaseline(baselineDocs(t, set.dir, cat))
-	links := catalogLinks{cat}
-	run := &setRun{set: set, f: f, links: links}
+	run := &setRun{set: set, f: f, links: catalogLinks{cat}, lex: map[poolKey][][]lexCand{}}
 	for _, q := range set.qs {
 		var bp []string
 		for _, h := range base.Rank(q.Question, 10) {
 			bp = append(bp, h.Path)
 		}
 		run.baseline = append(run.baseline, bp)
-		pq := textindex.ParseQuestion(q.Question)
-		run.q = append(run.q, pq)
-		if run.lex == nil {
-			run.lex = make([][][]lexCand, len(feedbacks))
-		}
-		for fi, fb := range feedbacks {
-			ao := rank.Default.Ask
-			ao.Feedback = fb
-			res, err := f.v.Text.Ask(ctx, pq, textindex.Options{Limit: evalPool + askSlack, Ask: ao})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var lc []lexCand
-			for _, h := range res.Hits {
-				in, anchors := links.Incoming(h.Path)
-				lc = append(lc, lexCand{hit: h, in: in, anchors: anchors, out: links.Outgoing(h.Path)})
-			}
-			run.lex[fi] = append(run.lex[fi], lc)
-		}
+		run.q = append(run.q, textindex.ParseQuestion(q.Question))
 		var vec []laneHit
 		if !set.lexical {
 			if vec, err = f.s.vectorLane(ctx, f.v, cat, q.Question, RetrieveOptions{}, evalPool); err != nil {
@@ -224,13 +213,39 @@ func measureSet(t *testing.T, set evalSet, emb embed.Embedder) *setRun {
 		}
 		run.vec = append(run.vec, vec)
 	}
+	run.pools(t, rank.Default.Ask)
 	return run
+}
+
+// pools are the lexical lane's pools of every question with the pool
+// settings of ao, measured the first time they are asked for.
+func (r *setRun) pools(t *testing.T, ao textindex.AskOptions) [][]lexCand {
+	key := poolKey{ao.Feedback, ao.Pool}
+	if p, ok := r.lex[key]; ok {
+		return p
+	}
+	ctx := context.Background()
+	var out [][]lexCand
+	for _, pq := range r.q {
+		res, err := r.f.v.Text.Ask(ctx, pq, textindex.Options{Limit: evalPool + askSlack, Ask: ao})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lc []lexCand
+		for _, h := range res.Hits {
+			in, anchors := r.links.Incoming(h.Path)
+			lc = append(lc, lexCand{hit: h, in: in, anchors: anchors, out: r.links.Outgoing(h.Path)})
+		}
+		out = append(out, lc)
+	}
+	r.lex[key] = out
+	return out
 }
 
 // score ranks every question of the set with p from the measured pools,
 // as retrieve would: the fulltext and hybrid lanes' top 10.
-func (r *setRun) score(p rank.Params) (full, hyb [][]string) {
-	pools := r.lex[feedbackIndex(p.Ask.Feedback)]
+func (r *setRun) score(t *testing.T, p rank.Params) (full, hyb [][]string) {
+	pools := r.pools(t, p.Ask)
 	for i := range r.set.qs {
 		hits := make([]textindex.Hit, len(pools[i]))
 		for j, c := range pools[i] {
@@ -363,6 +378,7 @@ func cvParams() []rank.Param {
 		grid("feedback", float64(feedbackIndex(d.Ask.Feedback)), 0, 1, 2),
 		grid("stage", w.Stage, 0, 0.3, 0.6, 1, 2),
 		grid("body", w.Body, 0, 0.3, 1),
+		grid("pool", float64(d.Ask.Pool), 100),
 	}
 }
 
@@ -374,6 +390,7 @@ func paramsOf(x []float64) rank.Params {
 	p.LinkWeight, p.AnchorWeight, p.VectorWeight, p.VectorFloor = x[6], x[7], x[8], x[9]
 	p.Ask.Feedback = feedbacks[int(x[10])]
 	w.Stage, w.Body = x[11], x[12]
+	p.Ask.Pool = int(x[13])
 	return p
 }
 
@@ -401,7 +418,7 @@ func TestQuestionSets(t *testing.T) {
 	}
 	params := cvParams()
 	objective := func(x []float64, i int) rank.Metrics {
-		full, hyb := runs[i].score(paramsOf(x))
+		full, hyb := runs[i].score(t, paramsOf(x))
 		a, b := rank.Measure(runs[i].set.qs, full, k, nil), rank.Measure(runs[i].set.qs, hyb, k, nil)
 		if runs[i].set.lexical {
 			return a
@@ -413,7 +430,7 @@ func TestQuestionSets(t *testing.T) {
 	for i, fold := range cv.Folds {
 		r := runs[i]
 		p := paramsOf(fold.Values)
-		full, hyb := r.score(p)
+		full, hyb := r.score(t, p)
 		if lf := r.live(t, p, "fulltext"); !sameRankings(lf, full, k) {
 			t.Errorf("%s: the live fulltext ranking differs from the measured one", r.set.name)
 		}
@@ -458,6 +475,22 @@ func TestQuestionSets(t *testing.T) {
 		fmt.Fprintf(&report, "  %-13s %s\n", fold.Held, describeValues(params, fold.Values))
 	}
 	fmt.Fprintf(&report, "  %-13s %s\n", "all sets", describeValues(params, cv.All))
+	if os.Getenv("SHEAF_EVAL_SWEEP") != "" {
+		// How each set's objective moves with each value, the others at
+		// the all-sets fit: which sets pull a value where.
+		fmt.Fprintf(&report, "\nsensitivity around the all-sets fit (objective per set: %s)\n", strings.Join(names, ", "))
+		for pi, p := range params {
+			for _, v := range p.Values {
+				x := slices.Clone(cv.All)
+				x[pi] = v
+				fmt.Fprintf(&report, "  %-9s %-5g", p.Name, v)
+				for i := range runs {
+					fmt.Fprintf(&report, "  %.4f", rank.Objective(objective(x, i)))
+				}
+				fmt.Fprintln(&report)
+			}
+		}
+	}
 	t.Log(report.String())
 }
 
