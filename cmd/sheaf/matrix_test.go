@@ -102,6 +102,10 @@ var matrixArgs = map[string]map[string]any{
 	"diff_note":        {"path": "Public/Alpha.md", "from": "999999"},
 	"restore_note":     {"path": "Public/Alpha.md", "version": "999999"},
 	"undo_transaction": {"transaction": "no-such-transaction"},
+	// Ingest: a file sent by the caller (written under sources/), and a
+	// URL this server may not fetch (loopback, no --ingest-allow).
+	"ingest_file": {"name": "matrix.md", "content_base64": "IyBJbmdlc3RlZAoKaGVsbG8K", "media_type": "text/markdown"},
+	"ingest_url":  {"url": "http://127.0.0.1:1/page"},
 }
 
 // natural is what a tool answers a caller allowed to call it, on this
@@ -114,6 +118,7 @@ var natural = map[string]string{
 	"write_note": "proposal-stale", "apply_edits": "edit-not-unique", "patch_section": "target-not-found",
 	"delete_note": "confirmation-required", "complete_directive": "target-not-found", "file_page": "note-exists",
 	"move_note": "note-exists", "diff_note": "note-not-found", "restore_note": "note-not-found", "undo_transaction": "note-not-found",
+	"ingest_url": "args-invalid",
 }
 
 // needs is the scope each tool needs.
@@ -121,6 +126,7 @@ var needs = map[string]string{
 	"reindex_embeddings": "admin", "list_proposals": "write", "apply_proposal": "write", "reject_proposal": "write",
 	"write_note": "write", "apply_edits": "write", "patch_section": "write", "delete_note": "write",
 	"complete_directive": "write", "file_page": "write", "move_note": "write", "restore_note": "write", "undo_transaction": "write",
+	"ingest_file": "write", "ingest_url": "write",
 }
 
 // hiddenArgs name a hidden note or folder, per path-taking tool.
@@ -276,7 +282,7 @@ func runMatrix(t *testing.T, m *matrixServer) {
 			return "note-not-found" // its question set lies outside the key's folders
 		case who == "propose" && (tool == "move_note" || tool == "undo_transaction"):
 			return "unsupported" // a multi-note operation cannot be a proposal
-		case who == "folder" && tool == "undo_transaction":
+		case who == "folder" && (tool == "undo_transaction" || tool == "ingest_file" || tool == "ingest_url"):
 			return "forbidden" // it may write anywhere in the vault
 		case who == "propose" && scope == "write" && !strings.Contains(tool, "proposal"):
 			return "" // queued as a proposal, nothing written
@@ -348,7 +354,9 @@ func runMatrix(t *testing.T, m *matrixServer) {
 	}
 	// The control sees everything (the fixture is not blind).
 	control.MustOK("get_vault_info", nil, &info)
-	if info.NoteCount != 7 || info.AgentsFile == nil {
+	// Seven notes, and the two ingest_file wrote under sources/ (for the
+	// control and the write key; the propose key's is a proposal).
+	if info.NoteCount != 7+2 || info.AgentsFile == nil {
 		t.Errorf("control vault info: %+v", info)
 	}
 	var probs struct{ Problems []struct{ Path string } }

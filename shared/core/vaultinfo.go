@@ -23,6 +23,27 @@ type Capabilities struct {
 	LLM             bool `json:"llm" jsonschema:"answer, lint_semantic, suggest_tags and wiki_maintain work"`
 	HasIndexCatalog bool `json:"hasIndexCatalog" jsonschema:"the vault has an index.md hub"`
 	ProposeOnly     bool `json:"proposeOnly" jsonschema:"your writes queue as proposals (list_proposals) instead of changing notes"`
+	// EmbeddingsOff and LLMOff say why a capability is off and how to
+	// turn it on; the tools that need it are left out of tools/list.
+	EmbeddingsOff string `json:"embeddingsOff,omitempty" jsonschema:"why embeddings are off and how to turn them on (the tools that need them are not listed)"`
+	LLMOff        string `json:"llmOff,omitempty" jsonschema:"why the LLM tools are off and how to turn them on (they are not listed)"`
+}
+
+// Reasons a provider capability is off, as get_vault_info says them.
+const (
+	embeddingsOffReason = "no embeddings provider configured: the server's operator starts it with --embed-base-url and --embed-model (any OpenAI-compatible endpoint)"
+	llmOffReason        = "no LLM configured: the server's operator starts it with --llm-base-url and --llm-model (any OpenAI-compatible chat endpoint)"
+)
+
+// Providers reports whether any vault served has an embeddings provider
+// with a vector index, and whether any has a chat model: the tools that
+// need one are listed only when it is there.
+func (s *Core) Providers() (embeddings, llm bool) {
+	for _, v := range s.vaults {
+		embeddings = embeddings || (v.Embedder != nil && v.Vectors != nil)
+		llm = llm || v.LLM != nil
+	}
+	return embeddings, llm
 }
 
 // Liveness says whether work is waiting and whether retrieval is current.
@@ -91,6 +112,12 @@ func (s *Core) VaultInfo(ctx context.Context, in vaultInfoIn) (*vaultInfoOut, er
 	out.Capabilities = Capabilities{HasIndexCatalog: sum.HasIndex, ProposeOnly: auth.IdentityFrom(ctx).ProposeOnly}
 	out.Capabilities.Embeddings = v.Embedder != nil && v.Vectors != nil
 	out.Capabilities.LLM = v.LLM != nil
+	if !out.Capabilities.Embeddings {
+		out.Capabilities.EmbeddingsOff = embeddingsOffReason
+	}
+	if !out.Capabilities.LLM {
+		out.Capabilities.LLMOff = llmOffReason
+	}
 	if out.Capabilities.Embeddings && v.Embeddings != nil && cat != nil {
 		// An unreadable vector index must not take the orientation tool
 		// down with it: report it stale (the next semantic call refreshes

@@ -131,9 +131,9 @@ func (s *Server) MCPServer(version, profile string) (*server.MCPServer, error) {
 	// the spec's unsupported. The listed tools get their schemas there too,
 	// built on the first tools/list rather than at start-up.
 	hooks := &server.Hooks{}
-	filter, listed := profileFilter(core), listedFilter(ts)
+	filter, listed, usable := profileFilter(core), listedFilter(ts), s.usable(ts)
 	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, r *mcp.ListToolsResult) {
-		r.Tools = filter(ctx, listed(ctx, r.Tools))
+		r.Tools = filter(ctx, listed(ctx, usable(r.Tools)))
 	})
 	srv := server.NewMCPServer("sheaf", version,
 		server.WithToolCapabilities(false),
@@ -155,6 +155,23 @@ func (s *Server) MCPServer(version, profile string) (*server.MCPServer, error) {
 		srv.AddTool(t.Tool, t.Handler)
 	}
 	return srv, nil
+}
+
+// usable leaves out of tools/list the tools whose provider no vault has
+// (Spec.Needs): an agent is not offered a tool that can only answer
+// unsupported. A call still reaches it and gets that answer, and
+// get_vault_info's capabilities say what is off and why.
+func (s *Server) usable(ts []Tool) func([]mcp.Tool) []mcp.Tool {
+	embeddings, llm := s.core.Providers()
+	off := map[string]bool{}
+	for _, t := range ts {
+		if (t.Spec.Needs.Embeddings && !embeddings) || (t.Spec.Needs.LLM && !llm) {
+			off[t.Tool.Name] = true
+		}
+	}
+	return func(listed []mcp.Tool) []mcp.Tool {
+		return slices.DeleteFunc(listed, func(t mcp.Tool) bool { return off[t.Name] })
+	}
 }
 
 // listedFilter gives the listed tools their schemas (see Tool.Listed),
