@@ -141,6 +141,16 @@ func (ix *Indexer) setPending(n int, since time.Time) {
 	ix.unapplied.Store(int64(n))
 }
 
+// ExpectWatch announces a Watch to start after the Sync that is about to:
+// from now until the Watch's first walk of the vault is applied, Status
+// counts a change pending, since what changes between the end of the Sync
+// and the watches being added is seen only by that walk. The returned
+// func withdraws the announcement when no Watch will start after all.
+func (ix *Indexer) ExpectWatch() (cancel func()) {
+	ix.setPending(max(int(ix.unapplied.Load()), 1), time.Now())
+	return func() { ix.setPending(0, time.Time{}) }
+}
+
 // Expect announces a Sync about to start, so that Ready waits for it.
 func (ix *Indexer) Expect() {
 	ix.passMu.Lock()

@@ -56,6 +56,10 @@ func (ix *Indexer) Watch(ctx context.Context, root string) error {
 	}
 	defer fw.Close()
 	w := &watcher{ix: ix, root: root, fw: fw, wake: make(chan struct{}, 1), bad: map[string]string{}}
+	// What changes before the watches are added is seen only by the first
+	// walk: it counts as pending until that walk is applied, so that a
+	// caller waiting for the watcher to settle (a move) waits for it too.
+	walked := w.hold()
 	w.addTree(root)
 	intakeDone := make(chan struct{})
 	go func() {
@@ -63,7 +67,7 @@ func (ix *Indexer) Watch(ctx context.Context, root string) error {
 		w.intake(ctx)
 	}()
 	defer func() { fw.Close(); <-intakeDone; ix.setPending(0, time.Time{}) }()
-	return w.run(ctx)
+	return w.run(ctx, walked)
 }
 
 // watcher is one Watch: an intake goroutine queues what fsnotify reports,
@@ -279,23 +283,40 @@ func (w *watcher) take() (paths, folders []string, all bool, done func()) {
 	w.all, w.queued, w.first, w.last = false, 0, time.Time{}, time.Time{}
 	w.working += n
 	w.publish()
-	return paths, folders, all, func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		w.working -= n
-		switch {
-		case w.queued+w.working == 0:
-			w.since = time.Time{}
-		case w.working == 0:
-			w.since = w.first
-		}
-		w.publish()
+	return paths, folders, all, func() { w.release(n) }
+}
+
+// hold counts one change pending (working) until the returned func is
+// called.
+func (w *watcher) hold() func() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.since.IsZero() {
+		w.since = time.Now()
 	}
+	w.working++
+	w.publish()
+	return sync.OnceFunc(func() { w.release(1) })
+}
+
+// release ends n changes taken (see take and hold).
+func (w *watcher) release(n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.working -= n
+	switch {
+	case w.queued+w.working == 0:
+		w.since = time.Time{}
+	case w.working == 0:
+		w.since = w.first
+	}
+	w.publish()
 }
 
 // run flushes queued changes when they are due, walks the vault every
-// reconcile interval, and saves the catalog snapshot after changes.
-func (w *watcher) run(ctx context.Context) error {
+// reconcile interval, and saves the catalog snapshot after changes. walked
+// is called once the first walk is applied.
+func (w *watcher) run(ctx context.Context, walked func()) error {
 	ix := w.ix
 	flush := time.NewTimer(time.Hour)
 	flush.Stop()
@@ -342,6 +363,7 @@ func (w *watcher) run(ctx context.Context) error {
 			if w.reconcile(ctx) {
 				changed()
 			}
+			walked()
 			if every > 0 {
 				recon.Reset(max(every, reconcileShare*time.Since(start)))
 			}

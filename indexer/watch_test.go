@@ -360,3 +360,43 @@ func BenchmarkReconcileWalk10k(b *testing.B) {
 	b.ReportMetric(float64((cpu()-start).Milliseconds())/float64(b.N), "cpu-ms/op")
 	b.ReportMetric(float64(ix.Catalog.Len()), "notes")
 }
+
+// TestWatchStartCountsItsFirstWalkPending: a note renamed after the first
+// pass and before the watches are added makes no event; the watch's first
+// walk alone sees it. From ExpectWatch until that walk is applied, Status
+// counts a change pending, so that whoever waits for the watcher to settle
+// (a move) finds the rename in the catalog once it has.
+func TestWatchStartCountsItsFirstWalkPending(t *testing.T) {
+	f := newFixture(t, map[string]string{"a.md": "# a\n", "b.md": "See [[a]].\n"})
+	f.ix.ReconcileEvery = time.Hour // the first walk only
+	ctx, cancel := context.WithCancel(context.Background())
+	f.ix.ExpectWatch()
+	if _, err := f.ix.Sync(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(f.dir, "b.md"), filepath.Join(f.dir, "c.md")); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.ix.Status().Pending; n == 0 {
+		t.Error("between the first pass and the watch, nothing is pending: a change made then goes unseen by whoever waits for the watcher")
+	}
+	done := make(chan error, 1)
+	go func() { done <- f.ix.Watch(ctx, f.dir) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Watch: %v", err)
+		}
+	})
+	for deadline := time.Now().Add(30 * time.Second); f.ix.Status().Pending > 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("still pending 30 s after the watch started")
+		}
+	}
+	if _, ok := f.ix.Catalog.Note("c.md"); !ok {
+		t.Errorf("settled, but the catalog lacks the renamed note: %v", inCatalog(f.ix.Catalog))
+	}
+	if _, ok := f.ix.Catalog.Note("b.md"); ok {
+		t.Errorf("settled, but the catalog still holds the note's old name: %v", inCatalog(f.ix.Catalog))
+	}
+}

@@ -196,6 +196,10 @@ func openVectors(ctx context.Context, c *config.Config, state, vaultID string, l
 func (l *Vault) Start(ctx context.Context, noWatch bool) {
 	ctx, l.stop = context.WithCancel(ctx)
 	l.Indexer.Expect()
+	noWatchAfterAll := func() {}
+	if !noWatch {
+		noWatchAfterAll = l.Indexer.ExpectWatch()
+	}
 	l.bg.Add(1)
 	go func() {
 		defer l.bg.Done()
@@ -216,6 +220,7 @@ func (l *Vault) Start(ctx context.Context, noWatch bool) {
 			}()
 		}
 		if noWatch || ctx.Err() != nil {
+			noWatchAfterAll()
 			return
 		}
 		if err := l.Indexer.Watch(ctx, l.Root); err != nil && ctx.Err() == nil {
