@@ -123,6 +123,10 @@ func (s *Core) MoveNote(ctx context.Context, in MoveNoteIn) (*moveOut, error) {
 // what it holds before planning.
 const settleWait = 2 * time.Second
 
+// goneGrace is the first wait, doubled each round, for the watcher's
+// events after a linking note was found gone.
+const goneGrace = 50 * time.Millisecond
+
 // moveLocked is MoveNote once the lock is held: the plan, the checks, the
 // writes. changed lists the other notes it rewrote.
 func (s *Core) moveLocked(ctx context.Context, v, base *Vault, in MoveNoteIn, from, to string, recent []moveRecord) (*moveOut, []string, error) {
@@ -195,8 +199,16 @@ func (s *Core) moveLocked(ctx context.Context, v, base *Vault, in MoveNoteIn, fr
 			sources[p] = sn
 			order = append(order, p)
 		}
-		if !gone || (settled && round > 0) || round == 3 {
+		if !gone || (settled && round > 1) || round == 3 {
 			break // what is gone was deleted
+		}
+		// The file system may not have told the watcher of the rename yet
+		// (its events are read by another goroutine, late on a busy
+		// machine): give them a moment to arrive before settling again.
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-time.After(goneGrace << round):
 		}
 	}
 	for _, p := range order {
