@@ -60,6 +60,11 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, erro
 	if strings.Contains(c.Vault, "://") {
 		return nil, fmt.Errorf("vault %q is not a folder: serve a cloud vault with `sheaf serve`, index it with `sheaf reconcile`", c.Vault)
 	}
+	if c.Search != "" && c.Search != "embedded" {
+		// Never ignored silently: a folder vault's full-text index is the
+		// embedded one (its question lane is that index's).
+		return nil, fmt.Errorf("--search %q: a folder vault is searched by the embedded index (--search embedded); Meilisearch serves s3:// vaults", c.Search)
+	}
 	chat, rr, err := c.OpenLLM()
 	if err != nil {
 		return nil, fmt.Errorf("chat model: %w", err)

@@ -103,3 +103,13 @@ func TestOpenRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchURLOnAFolderIsRefused: a Meilisearch URL for a folder vault is
+// an error that says what to do, never silently ignored.
+func TestSearchURLOnAFolderIsRefused(t *testing.T) {
+	c := &config.Config{Vault: t.TempDir(), State: t.TempDir(), Search: "http://127.0.0.1:7700"}
+	_, err := Open(t.Context(), c, slog.New(slog.DiscardHandler))
+	if err == nil || !strings.Contains(err.Error(), "--search embedded") {
+		t.Fatalf("Open with --search http://… on a folder: %v", err)
+	}
+}
