@@ -91,12 +91,12 @@ func openBucket(ctx context.Context, c *Config) (*Site, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.State != "" {
+		return nil, Refuse("--state", c.State, "an s3:// vault keeps its state under the bucket's .sheaf/ prefix: drop --state")
+	}
 	st, err := store.Open(ctx, c.Vault)
 	if err != nil {
 		return nil, err
-	}
-	if c.State != "" {
-		return nil, Refuse("--state", c.State, "an s3:// vault keeps its state under the bucket's .sheaf/ prefix: drop --state")
 	}
 	s3st := st.(*s3.Store)
 	return &Site{

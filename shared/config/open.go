@@ -76,18 +76,11 @@ func OpenSite(ctx context.Context, c *Config) (*Site, error) {
 // Qdrant client, which small deployments leave out (-tags sheaf_noqdrant).
 var ErrNoQdrant = errors.New("this build of sheaf has no Qdrant support: rebuild without -tags sheaf_noqdrant")
 
-// FlagError is a setting refused for this vault: a flag that means
-// nothing, or something else, for its site. Its Kind is stable.
-type FlagError struct {
-	Flag, Value, Why string
-	Kind             core.Kind // always core.KindUnsupported
-}
-
-func (e *FlagError) Error() string { return fmt.Sprintf("%s %q: %s", e.Flag, e.Value, e.Why) }
-
-// Refuse is the FlagError refusing flag=value, saying why and what to do.
+// Refuse refuses flag=value for this vault (a flag that means nothing,
+// or something else, for its site), saying why and what to do. The error
+// is a *core.Error of the stable kind core.KindUnsupported.
 func Refuse(flag, value, why string) error {
-	return &FlagError{Flag: flag, Value: value, Why: why, Kind: core.KindUnsupported}
+	return &core.Error{Kind: core.KindUnsupported, Message: fmt.Sprintf("%s %q: %s", flag, value, why)}
 }
 
 // Opened is a vault built from configuration: the core vault the tools
