@@ -90,9 +90,9 @@ type Opened struct {
 	Indexer    *indexer.Indexer
 	Embeddings *indexer.Embeddings // nil without an embeddings provider
 	Site       *Site
-	Text       textindex.Index
-	Vectors    vectors.Index          // nil without an embeddings provider
-	Catalogs   *indexer.StoreCatalogs // the shared snapshot's reader; nil on a live site
+
+	text    textindex.Index
+	vectors vectors.Index // nil without an embeddings provider
 }
 
 // Open opens the site of c.Vault and builds the vault on it (Build).
@@ -134,7 +134,7 @@ func Build(ctx context.Context, c *Config, site *Site, log *slog.Logger) (_ *Ope
 	if id == "" {
 		id = site.ID
 	}
-	if o.Text, err = openText(ctx, c, site, id); err != nil {
+	if o.text, err = openText(ctx, c, site, id); err != nil {
 		return nil, err
 	}
 	chat, rr, err := c.OpenLLM()
@@ -147,13 +147,13 @@ func Build(ctx context.Context, c *Config, site *Site, log *slog.Logger) (_ *Ope
 	}
 	onLambda := os.Getenv("AWS_LAMBDA_RUNTIME_API") != ""
 	ix := &indexer.Indexer{
-		Store: site.Store, Catalog: vault.NewCatalog(), Text: o.Text, Snapshots: site.Snapshots,
+		Store: site.Store, Catalog: vault.NewCatalog(), Text: o.text, Snapshots: site.Snapshots,
 		MaxNoteBytes: c.MaxNoteBytes, Log: log, KeyPath: site.KeyPath, Bucket: site.Bucket,
 		TrackChanges: !site.Live && c.EmbedBaseURL != "",
 	}
-	var reads textindex.Reader = o.Text
+	var reads textindex.Reader = o.text
 	if c.Search != "" && c.Search != "embedded" {
-		reads = boundedText{Reader: o.Text, timeout: SearchTimeout}
+		reads = boundedText{Reader: o.text, timeout: SearchTimeout}
 	}
 	v := &core.Vault{
 		ID: id, Root: site.Root, Store: site.Store, Text: reads, State: site.State,
@@ -223,8 +223,8 @@ func (o *Opened) liveCatalog(ctx context.Context, c *Config, log *slog.Logger) {
 // caught up with them.
 func (o *Opened) sharedCatalog(c *Config, onLambda bool) {
 	v := o.Vault
-	o.Catalogs = &indexer.StoreCatalogs{Store: v.Store, Preload: !onLambda}
-	overlay := &indexer.Overlay{Base: o.Catalogs, Store: v.Store, Text: o.Text, MaxNoteBytes: c.MaxNoteBytes}
+	catalogs := &indexer.StoreCatalogs{Store: v.Store, Preload: !onLambda}
+	overlay := &indexer.Overlay{Base: catalogs, Store: v.Store, Text: o.text, MaxNoteBytes: c.MaxNoteBytes}
 	v.Catalogs, v.Reindex = overlay, overlay
 	v.Lagging = func() []core.Lag {
 		var out []core.Lag
@@ -236,7 +236,7 @@ func (o *Opened) sharedCatalog(c *Config, onLambda bool) {
 	// No snapshot yet means no indexer has run: every answer says so
 	// instead of describing an empty vault.
 	v.Status = func() core.IndexStatus {
-		if o.Catalogs.Missing() {
+		if catalogs.Missing() {
 			return core.IndexStatus{State: "starting"}
 		}
 		return core.IndexStatus{State: "ready"}
@@ -286,7 +286,7 @@ func (o *Opened) openEmbeddings(ctx context.Context, c *Config, log *slog.Logger
 	if l, ok := vec.(interface{ LoadError() error }); ok && l.LoadError() != nil {
 		log.Warn("vector index unreadable; re-embedding", "err", l.LoadError())
 	}
-	o.Vectors = vec
+	o.vectors = vec
 	o.Embeddings = &indexer.Embeddings{Store: o.Vault.Store, Embedder: emb, Vectors: vec, MaxNoteBytes: c.MaxNoteBytes, Log: log}
 	o.Vault.Embedder, o.Vault.Vectors, o.Vault.Embeddings = emb, vec, o.Embeddings
 	return nil
@@ -318,11 +318,11 @@ func (o *Opened) release() error {
 			errs = append(errs, h.Close())
 		}
 	}
-	if o.Text != nil {
-		errs = append(errs, o.Text.Close())
+	if o.text != nil {
+		errs = append(errs, o.text.Close())
 	}
-	if o.Vectors != nil {
-		errs = append(errs, o.Vectors.Close())
+	if o.vectors != nil {
+		errs = append(errs, o.vectors.Close())
 	}
 	return errors.Join(errs...)
 }
