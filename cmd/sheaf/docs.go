@@ -384,7 +384,9 @@ const folderOrBucket = `
 Every door opens a vault the same way (` + "`config.Open`" + `): the store, the
 text index and the vector index come from their URLs. These settings
 depend on where the vault is; every other one means the same for a folder
-and a bucket. A refusal is an error of kind ` + "`unsupported`" + ` that says what to do.
+and a bucket. A refusal is an error of kind ` + "`unsupported`" + ` that says what to do;
+"when given" means on the command line or in the variable (the default
+is not refused).
 
 | setting | folder vault | s3:// vault |
 |---|---|---|
@@ -392,8 +394,8 @@ and a bucket. A refusal is an error of kind ` + "`unsupported`" + ` that says wh
 | ` + "`--vectors`" + ` | ` + "`embedded`" + ` (in the state folder) or ` + "`qdrant://`" + ` | ` + "`qdrant://`" + `; ` + "`embedded`" + ` refused (with embeddings) |
 | ` + "`--state`" + ` | where the derived state goes | refused: the state is under the bucket's ` + "`.sheaf/`" + ` |
 | ` + "`--no-watch`" + ` | do not follow the folder | refused: the indexer follows the bucket, not the server |
-| ` + "`--index-wait`" + ` | how long a call waits for the server's index pass | no effect: the server runs no index pass (its own writes are laid over the catalog snapshot) |
-| ` + "`--history-days`" + `, ` + "`--history-keep`" + ` | the history's retention in the state folder | no effect: the bucket's lifecycle rule keeps versions |
+| ` + "`--index-wait`" + ` | how long a call waits for the server's index pass | refused when given: the server runs no index pass (its own writes are laid over the catalog snapshot) |
+| ` + "`--history-days`" + `, ` + "`--history-keep`" + ` | the history's retention in the state folder | refused when given: the history is the bucket's object versions, kept by its lifecycle rule |
 
 The Lambda functions link no folder site and no embedded index: a folder
 ` + "`SHEAF_VAULT`" + ` is refused (` + "`unsupported`" + `, "this program cannot open file vaults").

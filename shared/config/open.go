@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -121,8 +122,10 @@ func Build(ctx context.Context, c *Config, site *Site, log *slog.Logger) (_ *Ope
 	if c.History != "" && c.History != "on" && c.History != "off" {
 		return nil, fmt.Errorf("--history %q: on or off", c.History)
 	}
-	if !site.Live && c.NoWatch {
-		return nil, Refuse("--no-watch", "true", "this process does not follow an "+store.SchemeOf(c.Vault)+":// vault (its indexer does): drop --no-watch")
+	if !site.Live {
+		if err := refuseUnlive(c); err != nil {
+			return nil, err
+		}
 	}
 	o := &Opened{Site: site}
 	defer func() {
@@ -191,6 +194,28 @@ func Build(ctx context.Context, c *Config, site *Site, log *slog.Logger) (_ *Ope
 		return nil, err
 	}
 	return o, nil
+}
+
+// refuseUnlive refuses the settings that mean nothing where another
+// process indexes the vault: this one follows no folder, runs no index
+// pass and prunes no history (the bucket's lifecycle rule does).
+func refuseUnlive(c *Config) error {
+	scheme := store.SchemeOf(c.Vault)
+	if c.NoWatch {
+		return Refuse("--no-watch", "true", "this process does not follow an "+scheme+":// vault (its indexer does): drop --no-watch")
+	}
+	if c.Given("index-wait") {
+		return Refuse("--index-wait", c.IndexWait.String(), "this process runs no index pass over an "+scheme+":// vault (its indexer does): drop --index-wait")
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"history-days", c.HistoryDays}, {"history-keep", c.HistoryKeep}} {
+		if c.Given(f.name) {
+			return Refuse("--"+f.name, strconv.Itoa(f.v), "an "+scheme+":// vault's history is the bucket's object versions, kept by its lifecycle rule: drop --"+f.name)
+		}
+	}
+	return nil
 }
 
 // liveCatalog loads the saved catalog into the indexer this process runs;
