@@ -21,6 +21,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	s3store "github.com/sheaf-dev/sheaf/shared/store/s3"
@@ -138,14 +139,14 @@ func benchHandle(b *testing.B, st store.Store, keyPath func(string) (string, boo
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		if err := st.Delete(ctx, DefaultCatalogDir+manifestName, ""); err != nil {
+		if err := st.Delete(ctx, catalogstore.DefaultCatalogDir+catalogstore.ManifestName, ""); err != nil {
 			b.Fatal(err)
 		}
 		text, err := embedded.Open(filepath.Join(b.TempDir(), "index.db"))
 		if err != nil {
 			b.Fatal(err)
 		}
-		ix := &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: &StoreSnapshots{Store: st}, KeyPath: keyPath}
+		ix := &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: &catalogstore.Snapshots{Store: st}, KeyPath: keyPath}
 		b.StartTimer()
 		start := time.Now()
 		for _, batch := range batches {
@@ -326,7 +327,7 @@ func benchIngest(b *testing.B, st store.Store, dir, kind string, batches [][]byt
 	defer text.Close()
 	ixs := make([]*Indexer, instances)
 	for i := range ixs {
-		ixs[i] = &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: &StoreSnapshots{Store: st}}
+		ixs[i] = &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: &catalogstore.Snapshots{Store: st}}
 	}
 	// done[i] is when the i-th batch (in completion order) finished.
 	var mu sync.Mutex
@@ -397,7 +398,7 @@ func benchIngest(b *testing.B, st store.Store, dir, kind string, batches [][]byt
 	var saves, retries, reused, turns int
 	var segBytes, mergeBytes, maxBytes int64
 	for _, ix := range ixs {
-		s := ix.Snapshots.(*StoreSnapshots).Stats()
+		s := ix.Snapshots.(*catalogstore.Snapshots).Stats()
 		saves += s.Saves
 		reused += s.Reused
 		turns += s.Turns
@@ -418,7 +419,7 @@ func benchIngest(b *testing.B, st store.Store, dir, kind string, batches [][]byt
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	t0, cpu0 := time.Now(), cpuTime()
-	c, err := (&StoreCatalogs{Store: st}).Catalog(ctx)
+	c, err := (&catalogstore.Catalogs{Store: st}).Catalog(ctx)
 	cold, coldCPU := time.Since(t0), cpuTime()-cpu0
 	if err != nil || c.Len() != total {
 		b.Fatalf("cold catalog: %v notes, %v (want %d)", c.Len(), err, total)

@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 	s3store "github.com/sheaf-dev/sheaf/shared/store/s3"
 	"github.com/sheaf-dev/sheaf/shared/store/s3/s3test"
 	"github.com/sheaf-dev/sheaf/shared/textindex/embedded"
@@ -113,7 +114,7 @@ func startE2E(t *testing.T) *e2e {
 	}
 	t.Cleanup(func() { text.Close() })
 	ix := &Indexer{
-		Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: &StoreSnapshots{Store: st},
+		Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: &catalogstore.Snapshots{Store: st},
 		MaxNoteBytes: 1 << 20, KeyPath: st.Path, Bucket: e2eBucket, WebhookToken: "",
 	}
 	h := ix.Webhook()
@@ -327,7 +328,7 @@ func TestE2EVersityGWWebhook(t *testing.T) {
 		t.Fatalf("the crash left nothing to repair: the test proves nothing")
 	}
 
-	fresh := &Indexer{Store: e.store, Text: e.ix.Text, Snapshots: &StoreSnapshots{Store: e.store},
+	fresh := &Indexer{Store: e.store, Text: e.ix.Text, Snapshots: &catalogstore.Snapshots{Store: e.store},
 		MaxNoteBytes: e.ix.MaxNoteBytes, KeyPath: e.store.Path, Bucket: e2eBucket}
 	c, err := fresh.Snapshots.Load(ctx)
 	if err != nil || c == nil {
@@ -343,16 +344,16 @@ func TestE2EVersityGWWebhook(t *testing.T) {
 	if d := e.mismatch(t, fresh.Catalog); d != "" {
 		t.Errorf("after reconcile: %s", d)
 	}
-	saved, err := (&StoreSnapshots{Store: e.store}).Load(ctx)
+	saved, err := (&catalogstore.Snapshots{Store: e.store}).Load(ctx)
 	if err != nil || saved == nil {
 		t.Fatal(err)
 	}
 	if d := e.mismatch(t, saved); d != "" {
 		t.Errorf("saved snapshot after reconcile: %s", d)
 	}
-	cats := &StoreCatalogs{Store: e.store}
+	cats := &catalogstore.Catalogs{Store: e.store}
 	if rc, err := cats.Catalog(ctx); err != nil || rc.Len() != saved.Len() {
-		t.Errorf("StoreCatalogs: %v, %v", rc, err)
+		t.Errorf("catalogstore.Catalogs: %v, %v", rc, err)
 	}
 }
 

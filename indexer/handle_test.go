@@ -22,6 +22,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -110,7 +111,7 @@ func newCloudFixture(t *testing.T, files map[string]string) *cloudFixture {
 // saved loads the snapshot in the store, as a fresh instance would.
 func (f *cloudFixture) saved(t *testing.T) *vault.Catalog {
 	t.Helper()
-	c, err := (&StoreSnapshots{Store: f.store}).Load(context.Background())
+	c, err := (&catalogstore.Snapshots{Store: f.store}).Load(context.Background())
 	if err != nil || c == nil {
 		t.Fatalf("loading the snapshot: %v", err)
 	}
@@ -132,7 +133,7 @@ func (f *cloudFixture) next(t *testing.T) *Indexer {
 
 func newCloudIndexer(st store.Store, text textindex.Index) *Indexer {
 	return &Indexer{
-		Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: &StoreSnapshots{Store: st},
+		Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: &catalogstore.Snapshots{Store: st},
 		MaxNoteBytes: 1 << 20, Bucket: "sheaf-vault",
 		KeyPath: func(key string) (string, bool) { return strings.CutPrefix(key, "vault/") },
 	}
@@ -631,20 +632,20 @@ func TestSortedFailures(t *testing.T) {
 	}
 }
 
-// countingSnapshots counts saves into a StoreSnapshots.
+// countingSnapshots counts saves into a catalogstore.Snapshots.
 type countingSnapshots struct {
-	*StoreSnapshots
+	*catalogstore.Snapshots
 	saves atomic.Int64
 }
 
 func (c *countingSnapshots) Save(ctx context.Context, cat *vault.Catalog) error {
 	c.saves.Add(1)
-	return c.StoreSnapshots.Save(ctx, cat)
+	return c.Snapshots.Save(ctx, cat)
 }
 
 func (c *countingSnapshots) SaveChanges(ctx context.Context, cat *vault.Catalog, paths []string) error {
 	c.saves.Add(1)
-	return c.StoreSnapshots.SaveChanges(ctx, cat, paths)
+	return c.Snapshots.SaveChanges(ctx, cat, paths)
 }
 
 func TestWebhookBurstIsBatched(t *testing.T) {
@@ -653,7 +654,7 @@ func TestWebhookBurstIsBatched(t *testing.T) {
 		files[fmt.Sprintf("n%03d.md", i)] = fmt.Sprintf("note %d", i)
 	}
 	f := newCloudFixture(t, files)
-	snaps := &countingSnapshots{StoreSnapshots: &StoreSnapshots{Store: f.store}}
+	snaps := &countingSnapshots{Snapshots: &catalogstore.Snapshots{Store: f.store}}
 	f.ix.Snapshots = snaps
 	srv := httptest.NewServer(f.ix.Webhook())
 	defer srv.Close()

@@ -865,7 +865,7 @@ func (ix *Indexer) GiveBack(paths []string) {
 
 // Save persists the catalog snapshot if anything changed since the last
 // save. Concurrent callers share one write (whoever finds their changes
-// already saved returns at once). With a ChangeSaver (StoreSnapshots,
+// already saved returns at once). With a ChangeSaver (catalogstore.Snapshots,
 // local.FileSnapshots) only the paths changed since the last successful
 // save are written, so a save costs what changed, not the vault; a checkpoint during
 // a long Sync is cheap. The write is conditional: when another indexer
@@ -912,7 +912,7 @@ func (ix *Indexer) Save(ctx context.Context) error {
 }
 
 // turnTaker is a ChangeSaver that can hold the other writers back for a
-// writer that keeps losing races (StoreSnapshots.TakeTurn).
+// writer that keeps losing races (catalogstore.Snapshots.TakeTurn).
 type turnTaker interface {
 	TakeTurn(ctx context.Context) (bool, error)
 }
@@ -1012,7 +1012,7 @@ func (ix *Indexer) merge(ctx context.Context) error {
 		if theirs == nil { // deleted, or of another format: rebuild
 			theirs, all = vault.NewCatalog(), true
 		}
-		replaceCatalog(ix.Catalog, theirs)
+		ix.Catalog.ReplaceWith(theirs)
 		if all {
 			_, err := ix.syncLocked(ctx, nil)
 			return err
@@ -1026,44 +1026,6 @@ func (ix *Indexer) merge(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// replaceCatalog makes dst hold what src holds, in place: the indexer's
-// Catalog is shared with readers that keep the pointer.
-func replaceCatalog(dst, src *vault.Catalog) {
-	keep := map[string]bool{}
-	for _, n := range src.Notes() {
-		keep[n.Path] = true
-		if o, ok := dst.Note(n.Path); ok && o.Path == n.Path && o.ETag == n.ETag && o.Hash == n.Hash && o.Size == n.Size && o.Modified.Equal(n.Modified) {
-			continue
-		}
-		dst.Upsert(n)
-	}
-	for _, n := range dst.Notes() {
-		if !keep[n.Path] {
-			dst.Remove(n.Path)
-		}
-	}
-	clear(keep)
-	for _, a := range src.Attachments() {
-		keep[a.Path] = true
-		dst.UpsertAttachment(a)
-	}
-	for _, a := range dst.Attachments() {
-		if !keep[a.Path] {
-			dst.RemoveAttachment(a.Path)
-		}
-	}
-	theirs := src.Problems()
-	for p, why := range theirs {
-		dst.SetProblem(p, why)
-	}
-	for p := range dst.Problems() {
-		if _, ok := theirs[p]; !ok {
-			dst.SetProblem(p, "")
-		}
-	}
-	dst.SetIndexedAt(src.IndexedAt())
 }
 
 // pathLocks is a set of per-path mutexes, created on demand and dropped

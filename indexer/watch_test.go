@@ -9,12 +9,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 	"github.com/sheaf-dev/sheaf/shared/vault/vaultgen"
 )
@@ -399,4 +401,15 @@ func TestWatchStartCountsItsFirstWalkPending(t *testing.T) {
 	if _, ok := f.ix.Catalog.Note("b.md"); ok {
 		t.Errorf("settled, but the catalog still holds the note's old name: %v", inCatalog(f.ix.Catalog))
 	}
+}
+
+// countingStore counts Get calls.
+type countingStore struct {
+	store.Store
+	gets atomic.Int64
+}
+
+func (s *countingStore) Get(ctx context.Context, p string, max int64) ([]byte, store.Object, error) {
+	s.gets.Add(1)
+	return s.Store.Get(ctx, p, max)
 }

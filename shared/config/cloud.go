@@ -12,6 +12,7 @@ import (
 
 	"github.com/sheaf-dev/sheaf/indexer"
 	"github.com/sheaf-dev/sheaf/shared/audit"
+	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/embed"
 	s3history "github.com/sheaf-dev/sheaf/shared/history/s3"
@@ -72,7 +73,7 @@ func (b boundedText) explain(caller, bounded context.Context, err error) error {
 
 // Cloud is a vault in S3 wired to the cloud adapters: the s3 store, a
 // Meilisearch index, the catalog snapshot under the vault's .sheaf/ prefix
-// (read by the tools through indexer.StoreCatalogs, written by the
+// (read by the tools through catalogstore.Catalogs, written by the
 // indexer), and Qdrant plus an embeddings provider when configured.
 type Cloud struct {
 	Vault      *core.Vault
@@ -81,7 +82,7 @@ type Cloud struct {
 	Store      *s3.Store
 	Root       string // the vault URL, without credentials
 
-	snaps   *indexer.StoreSnapshots
+	snaps   *catalogstore.Snapshots
 	loadMu  sync.Mutex
 	loaded  bool
 	vectors vectors.Index
@@ -120,7 +121,7 @@ func OpenCloud(ctx context.Context, c *Config, log *slog.Logger) (*Cloud, error)
 	if err != nil {
 		return nil, err
 	}
-	snaps := &indexer.StoreSnapshots{Store: st}
+	snaps := &catalogstore.Snapshots{Store: st}
 	ix := &indexer.Indexer{
 		Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: snaps,
 		MaxNoteBytes: c.MaxNoteBytes, Log: log, KeyPath: st.Path, Bucket: sc.Bucket,
@@ -128,9 +129,9 @@ func OpenCloud(ctx context.Context, c *Config, log *slog.Logger) (*Cloud, error)
 	}
 	// A long-lived server loads the catalog in the background after a
 	// first answer from its summary; a Lambda instance, frozen between
-	// invocations, would only slow that answer (see StoreCatalogs).
+	// invocations, would only slow that answer (see catalogstore.Catalogs).
 	onLambda := os.Getenv("AWS_LAMBDA_RUNTIME_API") != ""
-	catalogs := &indexer.StoreCatalogs{Store: st, Preload: !onLambda}
+	catalogs := &catalogstore.Catalogs{Store: st, Preload: !onLambda}
 	// The handler's own writes are laid over the shared snapshot (and
 	// written to Meilisearch) until the indexer has caught up with them.
 	overlay := &indexer.Overlay{Base: catalogs, Store: st, Text: text, MaxNoteBytes: c.MaxNoteBytes}
