@@ -40,19 +40,17 @@ type Indexer struct {
 	MaxNoteBytes int64         // 0: DefaultMaxNoteBytes
 	Log          *slog.Logger  // nil: slog.Default()
 
-	// Cloud wiring, read by Handle and Webhook; the zero values suit a
-	// local vault.
+	// Cloud wiring, read by ApplyChanges; the zero values suit a local
+	// vault.
 
 	// KeyPath maps an object key from an event to a vault path; ok=false
 	// means the key is outside the vault (another prefix). nil: the key is
 	// the path.
 	KeyPath func(key string) (path string, ok bool)
-	// Bucket, when set, makes Handle ignore events of other buckets.
+	// Bucket, when set, makes ApplyChanges ignore changes of other
+	// buckets.
 	Bucket string
-	// WebhookToken, when set, makes Webhook require "Authorization: Bearer
-	// <token>".
-	WebhookToken string
-	// Parallel is how many paths Handle applies at once; 0: 16.
+	// Parallel is how many paths ApplyChanges applies at once; 0: 16.
 	Parallel int
 	// TrackChanges makes the indexer remember every path it changes until
 	// TakeChanges hands them over: the cloud indexer embeds the paths of
@@ -64,7 +62,7 @@ type Indexer struct {
 	// snapshot conflict recovery.
 	mu    sync.RWMutex
 	paths pathLocks
-	group applyGroup // batches concurrent Handle and Webhook calls
+	group applyGroup // batches concurrent ApplyChanges calls
 
 	saveMu     sync.Mutex // serialises snapshot saves
 	saved      uint64     // generation of the last saved snapshot (under saveMu)

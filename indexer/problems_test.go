@@ -76,7 +76,7 @@ func TestProblemsPersistInTheSnapshot(t *testing.T) {
 
 	// Fixing a file clears its problem, in the snapshot too.
 	write(t, f.dir, "bad-utf8.md", "# Bad\ncafé au lait\n")
-	f.handle(t, awsEvent("ObjectCreated:Put", "bad-utf8.md"))
+	f.handle(t, objects("bad-utf8.md"))
 	delete(want, "bad-utf8.md")
 	wantReasons(t, "after the fix", f.ix.Status().Problems, want)
 	viaCats, viaLoad = f.savedProblems(t, cats)
@@ -87,9 +87,9 @@ func TestProblemsPersistInTheSnapshot(t *testing.T) {
 	// turning binary gets one.
 	os.Remove(filepath.Join(f.dir, "binary.md"))
 	os.Remove(filepath.Join(f.dir, "bad-fm.md"))
-	f.handle(t, awsEvent("ObjectRemoved:Delete", "binary.md", "bad-fm.md"))
+	f.handle(t, objects("binary.md", "bad-fm.md"))
 	write(t, f.dir, "ok.md", "\x00binary now")
-	if sum := f.handle(t, awsEvent("ObjectCreated:Put", "ok.md")); !slices.Equal(sum.Skipped, []string{"ok.md"}) {
+	if sum := f.handle(t, objects("ok.md")); !slices.Equal(sum.Skipped, []string{"ok.md"}) {
 		t.Errorf("a note turned binary: %+v", sum)
 	}
 	delete(want, "binary.md")
@@ -122,7 +122,7 @@ func TestTransientProblemIsSaved(t *testing.T) {
 	}
 	write(t, f.dir, "b.md", "bravo")
 	f.store.failOn("b.md", errors.New("connection reset"))
-	if _, err := f.ix.Handle(ctx, awsEvent("ObjectCreated:Put", "b.md")); err == nil {
+	if _, err := applyObjects(ctx, f.ix, "b.md"); err == nil {
 		t.Fatal("a failed read should be retried")
 	}
 	cats := &catalogstore.Catalogs{Store: f.store, MaxAge: time.Nanosecond}
@@ -130,7 +130,7 @@ func TestTransientProblemIsSaved(t *testing.T) {
 	wantReasons(t, "after a failed read", viaCats, map[string]string{"b.md": "connection reset"})
 
 	f.store.failOn("b.md", nil)
-	f.handle(t, awsEvent("ObjectCreated:Put", "b.md"))
+	f.handle(t, objects("b.md"))
 	viaCats, _ = f.savedProblems(t, cats)
 	wantReasons(t, "after the retry", viaCats, nil)
 }
@@ -150,10 +150,10 @@ func TestProblemsMergeOnConflict(t *testing.T) {
 	// degraded note of its own and must merge.
 	os.Remove(filepath.Join(f.dir, "binary.md"))
 	write(t, f.dir, "a-bad.md", "\xff\xfe a's")
-	f.handle(t, awsEvent("ObjectRemoved:Delete", "binary.md"))
-	f.handle(t, awsEvent("ObjectCreated:Put", "a-bad.md"))
+	f.handle(t, objects("binary.md"))
+	f.handle(t, objects("a-bad.md"))
 	write(t, f.dir, "b-bad.md", "---\n: [\n---\nb's")
-	out, err := b.Handle(ctx, awsEvent("ObjectCreated:Put", "b-bad.md"))
+	out, err := applyObjects(ctx, b, "b-bad.md")
 	if err != nil {
 		t.Fatalf("b: %+v %v", out, err)
 	}

@@ -65,7 +65,7 @@ func TestSegmentedSavesCostTheBatch(t *testing.T) {
 			}
 			keys = append(keys, p)
 		}
-		if _, err := f.ix.Handle(ctx, awsEvent("ObjectCreated:Put", keys...)); err != nil {
+		if _, err := applyObjects(ctx, f.ix, keys...); err != nil {
 			t.Fatal(err)
 		}
 		biggest = max(biggest, snaps.Stats().LastSaveBytes)
@@ -139,7 +139,7 @@ func TestConcurrentIndexersNoLostUpdate(t *testing.T) {
 				mu.Unlock()
 				// A failed save (the other writers kept winning) is retried
 				// later, as SQS redelivers a failed message.
-				if _, err := ix.Handle(ctx, awsEvent("ObjectCreated:Put", p)); err != nil {
+				if _, err := applyObjects(ctx, ix, p); err != nil {
 					if !errors.Is(err, store.ErrConflict) {
 						t.Errorf("%s: %v", p, err)
 					}
@@ -152,7 +152,7 @@ func TestConcurrentIndexersNoLostUpdate(t *testing.T) {
 	}
 	wg.Wait()
 	for _, p := range redeliver {
-		if _, err := f.ix.Handle(ctx, awsEvent("ObjectCreated:Put", p)); err != nil {
+		if _, err := applyObjects(ctx, f.ix, p); err != nil {
 			t.Errorf("%s redelivered: %v", p, err)
 		}
 	}
@@ -209,7 +209,7 @@ func TestLegacySnapshotMigrates(t *testing.T) {
 
 	ix := f.next(t)
 	write(t, f.dir, "c.md", "# C")
-	if _, err := ix.Handle(ctx, awsEvent("ObjectCreated:Put", "c.md")); err != nil {
+	if _, err := applyObjects(ctx, ix, "c.md"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.store.Stat(ctx, catalogstore.DefaultCatalogDir+catalogstore.ManifestName); err != nil {
@@ -290,7 +290,7 @@ func TestTakeChanges(t *testing.T) {
 	ctx := context.Background()
 	f := newCloudFixture(t, map[string]string{"a.md": "# A", "b.md": "# B"})
 	f.ix.TrackChanges = true
-	if _, err := f.ix.Handle(ctx, awsEvent("ObjectCreated:Put", "a.md", "b.md")); err != nil {
+	if _, err := applyObjects(ctx, f.ix, "a.md", "b.md"); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.ix.TakeChanges(); !slices.Equal(got, []string{"a.md", "b.md"}) {
@@ -328,7 +328,7 @@ func TestManifestOfAnotherVersionIsReplaced(t *testing.T) {
 	}
 	other := newCloudIndexer(f.store, f.ix.Text)
 	write(t, f.dir, "c.md", "# C")
-	if _, err := other.Handle(ctx, awsEvent("ObjectCreated:Put", "c.md")); err != nil {
+	if _, err := applyObjects(ctx, other, "c.md"); err != nil {
 		t.Fatal(err)
 	}
 	assertMatchesStore(t, other, f.saved(t))
@@ -348,7 +348,7 @@ func TestLostManifestAnswerKeepsTheSegment(t *testing.T) {
 		p := fmt.Sprintf("f%d/n%05d.md", round, round)
 		write(t, f.dir, p, fmt.Sprintf("# Lost answer %d\n", round))
 		f.store.loseOn(manifestKey, 1)
-		f.ix.Handle(ctx, awsEvent("ObjectCreated:Put", p)) // may fail: the indexer never heard
+		applyObjects(ctx, f.ix, p) // may fail: the indexer never heard
 		c := f.saved(t)
 		if n, ok := c.Note(p); !ok || n.Title != fmt.Sprintf("Lost answer %d", round) {
 			t.Fatalf("round %d: a fresh reader sees %+v, %v", round, n, ok)
@@ -357,7 +357,7 @@ func TestLostManifestAnswerKeepsTheSegment(t *testing.T) {
 	// The indexer that lost the answers saves on: its next save conflicts,
 	// catches up and lands.
 	write(t, f.dir, "after.md", "# After\n")
-	if _, err := f.ix.Handle(ctx, awsEvent("ObjectCreated:Put", "after.md")); err != nil {
+	if _, err := applyObjects(ctx, f.ix, "after.md"); err != nil {
 		t.Fatal(err)
 	}
 	c := f.saved(t)
