@@ -82,14 +82,7 @@ type Indexer struct {
 	passMu sync.Mutex
 	pass   chan struct{} // closed when the pass running or expected ends; nil: none
 
-	// Watch's timing (zero values: the defaults): a changed file is
-	// indexed after WatchQuiet of quiet (DefaultWatchQuiet), at the latest
-	// WatchMaxWait after it was seen (DefaultWatchMaxWait); the vault is
-	// walked and reconciled when Watch starts, then every ReconcileEvery
-	// (DefaultReconcileEvery; negative: never again).
-	WatchQuiet, WatchMaxWait, ReconcileEvery time.Duration
-
-	unapplied    atomic.Int64 // changes Watch has seen and not applied yet
+	unapplied    atomic.Int64 // changes a watcher has seen and not applied yet
 	pendingSince atomic.Int64 // when the oldest of them was seen (Unix ns)
 
 	// History, when set, hears of every note the indexer reads and every
@@ -110,7 +103,7 @@ type Status struct {
 	Total    int               // notes to process in it
 	Notes    int               // Markdown files in the vault's last listing; 0 until listed
 	Problems map[string]string // path -> reason (skipped or degraded files), from the Catalog
-	// Pending counts the changes Watch has seen on disk and not indexed
+	// Pending counts the changes a file watcher has seen on disk and not indexed
 	// yet (a file, a folder to rescan), the oldest seen at PendingSince:
 	// answers from the index meanwhile may miss them.
 	Pending      int
@@ -131,22 +124,25 @@ func (ix *Indexer) Status() Status {
 	return s
 }
 
-// setPending records what Watch has seen and not applied yet.
-func (ix *Indexer) setPending(n int, since time.Time) {
+// SetPending records what a file watcher has seen and not applied yet: n
+// changes, the oldest seen at since. Status reports them as Pending, so
+// that answers meanwhile can say they are partial.
+func (ix *Indexer) SetPending(n int, since time.Time) {
 	if n > 0 && !since.IsZero() {
 		ix.pendingSince.Store(since.UnixNano())
 	}
 	ix.unapplied.Store(int64(n))
 }
 
-// ExpectWatch announces a Watch to start after the Sync that is about to:
-// from now until the Watch's first walk of the vault is applied, Status
+// ExpectWatch announces a file watcher (the local door's watch.Run) to
+// start after the Sync that is about to: from now until the watcher's
+// first walk of the vault is applied (it then calls SetPending), Status
 // counts a change pending, since what changes between the end of the Sync
 // and the watches being added is seen only by that walk. The returned
-// func withdraws the announcement when no Watch will start after all.
+// func withdraws the announcement when no watcher will start after all.
 func (ix *Indexer) ExpectWatch() (cancel func()) {
-	ix.setPending(max(int(ix.unapplied.Load()), 1), time.Now())
-	return func() { ix.setPending(0, time.Time{}) }
+	ix.SetPending(max(int(ix.unapplied.Load()), 1), time.Now())
+	return func() { ix.SetPending(0, time.Time{}) }
 }
 
 // Expect announces a Sync about to start, so that Ready waits for it.
@@ -672,6 +668,13 @@ func (ix *Indexer) Apply(ctx context.Context, path string) error {
 		return nil
 	}
 	return ix.applyMany(ctx, []string{clean})[0]
+}
+
+// ApplyPaths applies distinct vault paths, already clean and visible (see
+// store.CleanPath and vault.Ignored), as one batch, each as Apply does; it
+// returns one error per path. The file watcher calls it.
+func (ix *Indexer) ApplyPaths(ctx context.Context, paths []string) []error {
+	return ix.applyMany(ctx, paths)
 }
 
 // IsPermanent reports whether an error from Apply is about the object
