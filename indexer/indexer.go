@@ -103,9 +103,9 @@ type Status struct {
 	Total    int               // notes to process in it
 	Notes    int               // Markdown files in the vault's last listing; 0 until listed
 	Problems map[string]string // path -> reason (skipped or degraded files), from the Catalog
-	// Pending counts the changes a file watcher has seen on disk and not indexed
-	// yet (a file, a folder to rescan), the oldest seen at PendingSince:
-	// answers from the index meanwhile may miss them.
+	// Pending counts the changes a file watcher has seen on disk and not
+	// indexed yet (a file, a folder to rescan), the oldest seen at
+	// PendingSince: answers from the index meanwhile may miss them.
 	Pending      int
 	PendingSince time.Time
 }
