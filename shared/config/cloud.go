@@ -277,12 +277,14 @@ func (cl *Cloud) ReconcileEmbeddings(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the vector index's connection.
+// Close writes what the read audit still holds and releases the vector
+// index's connection.
 func (cl *Cloud) Close() error {
+	err := cl.Vault.Audit.Close(context.Background())
 	if cl.vectors != nil {
-		return cl.vectors.Close()
+		err = errors.Join(err, cl.vectors.Close())
 	}
-	return nil
+	return err
 }
 
 // cloudState names the prefix under which a cloud vault keeps the catalog
