@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -59,8 +61,12 @@ func resourcesSuite(t *testing.T, sv *storeVault) {
 		}
 	}
 	for _, u := range []string{"sheaf://" + vault + "/No%20such.md", "sheaf://" + vault + "/.sheaf/keys.json", "sheaf://other/Glossary.md"} {
-		if _, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: u}); err == nil || strings.Contains(err.Error(), "/tmp/") {
+		_, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: u})
+		var je *jsonrpc.Error
+		if err == nil || strings.Contains(err.Error(), "/tmp/") {
 			t.Errorf("read %s: %v, want a clean error", u, err)
+		} else if !errors.As(err, &je) || (je.Code != -32002 && je.Code != -32602) {
+			t.Errorf("read %s: %v, want resource not found (-32002, or -32602 from protocol 2026-07-28)", u, err)
 		}
 	}
 	tl, err := s.ListResourceTemplates(ctx, nil)

@@ -42,7 +42,7 @@ func TestResourcesFollowTheCaller(t *testing.T) {
 		t.Errorf("read own: %v", err)
 	}
 	hidden, missing := read(pub, resourceURI("g", "Secret/d.md")), read(pub, resourceURI("g", "Public/none.md"))
-	if hidden == nil || missing == nil || hidden.Error() != strings.Replace(missing.Error(), "Public/none.md", "Secret/d.md", 1) {
+	if hidden == nil || missing == nil || hidden.Error() != strings.ReplaceAll(missing.Error(), "Public/none.md", "Secret/d.md") {
 		t.Errorf("hidden %v, missing %v: want the same error", hidden, missing)
 	}
 	if err := read(auth.Identity{Subject: "none"}, resourceURI("g", "Public/a.md")); err == nil {

@@ -37,6 +37,10 @@ var envelopeCases = []struct {
 	{"unknown tool", `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}`, 0, "unsupported", false},
 	{"known tool", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"size","arguments":{"text":"abc"}}}`, 0, "", false},
 	{"ping", `{"jsonrpc":"2.0","id":15,"method":"ping"}`, 0, "", false},
+	{"resource read", `{"jsonrpc":"2.0","id":16,"method":"resources/read","params":{"uri":"test://ok"}}`, 0, "", false},
+	{"resource not found", `{"jsonrpc":"2.0","id":17,"method":"resources/read","params":{"uri":"test://missing"}}`, -32002, "", false},
+	{"resource uri invalid", `{"jsonrpc":"2.0","id":18,"method":"resources/read","params":{"uri":"test://bad"}}`, -32602, "", false},
+	{"resource handler failure", `{"jsonrpc":"2.0","id":19,"method":"resources/read","params":{"uri":"test://boom"}}`, -32603, "", false},
 }
 
 type rpcReply struct {
@@ -67,6 +71,9 @@ func checkEnvelope(t *testing.T, transport, name, raw string, code int, kind str
 		}
 		if strings.Contains(raw, "json: ") || strings.Contains(raw, "unmarshal") {
 			t.Errorf("%s %s: Go's error text on the wire: %s", transport, name, raw)
+		}
+		if strings.Contains(raw, `\u001f`) || strings.Contains(raw, "sheaf-rpc") {
+			t.Errorf("%s %s: the code marker on the wire: %s", transport, name, raw)
 		}
 		if nullID != (string(r.ID) == "null") {
 			t.Errorf("%s %s: id %s (null: %v)", transport, name, r.ID, nullID)
