@@ -244,9 +244,9 @@ func (o *Opened) liveCatalog(ctx context.Context, c *Config, log *slog.Logger) {
 // sharedCatalog reads the catalog snapshot another process saves. A
 // long-lived server loads it in the background after a first answer from
 // its summary; a Lambda instance, frozen between invocations, would only
-// slow that answer (see StoreCatalogs). The handler's own writes are laid
-// over the snapshot (and written to the text index) until the indexer has
-// caught up with them.
+// slow that answer (see catalogstore.Catalogs). The handler's own writes
+// are laid over the snapshot (and written to the text index) until the
+// indexer has caught up with them.
 func (o *Opened) sharedCatalog(c *Config, onLambda bool) {
 	v := o.Vault
 	catalogs := &catalogstore.Catalogs{Store: v.Store, Preload: !onLambda}
