@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sheaf-dev/sheaf/indexer"
+	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 	"github.com/sheaf-dev/sheaf/shared/history"
 	s3history "github.com/sheaf-dev/sheaf/shared/history/s3"
 	"github.com/sheaf-dev/sheaf/shared/store"
@@ -67,7 +67,7 @@ func (b boundedText) explain(caller, bounded context.Context, err error) error {
 // Cloud is a vault in S3 as the cloud doors run it (the MCP and indexer
 // functions, sheaf reconcile): Open's vault, whose catalog is the snapshot
 // under the vault's .sheaf/ prefix (written by the indexer, read by the
-// tools through indexer.StoreCatalogs), and the bucket's store.
+// tools through catalogstore.Catalogs), and the bucket's store.
 type Cloud struct {
 	*Opened
 	Store *s3.Store
@@ -101,7 +101,7 @@ func openBucket(ctx context.Context, c *Config) (*Site, error) {
 	s3st := st.(*s3.Store)
 	return &Site{
 		Store: st, Root: sc.URL(), ID: cloudVaultID(sc), State: cloudState(sc),
-		Snapshots: &indexer.StoreSnapshots{Store: st},
+		Snapshots: &catalogstore.Snapshots{Store: st},
 		// No network call here: a bucket without versioning is reported
 		// when history is read.
 		History: func() (history.Store, error) { return s3history.New(st) },

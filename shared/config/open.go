@@ -16,6 +16,7 @@ import (
 
 	"github.com/sheaf-dev/sheaf/indexer"
 	"github.com/sheaf-dev/sheaf/shared/audit"
+	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/embed"
 	"github.com/sheaf-dev/sheaf/shared/history"
@@ -263,7 +264,7 @@ func refuseUnlive(c *Config) error {
 // caught up with them.
 func (o *Opened) sharedCatalog(c *Config, onLambda bool) {
 	v := o.Vault
-	catalogs := &indexer.StoreCatalogs{Store: v.Store, Preload: !onLambda}
+	catalogs := &catalogstore.Catalogs{Store: v.Store, Preload: !onLambda}
 	overlay := &indexer.Overlay{Base: catalogs, Store: v.Store, Text: o.text, MaxNoteBytes: c.MaxNoteBytes}
 	v.Catalogs, v.Reindex = overlay, overlay
 	v.Lagging = func() []core.Lag {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/config/local/watch"
 	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/history"
 	histfolder "github.com/sheaf-dev/sheaf/shared/history/folder"
@@ -167,7 +168,7 @@ func (l *Vault) Start(ctx context.Context, noWatch bool) {
 			noWatchAfterAll()
 			return
 		}
-		if err := l.Indexer.Watch(ctx, l.Root); err != nil && ctx.Err() == nil {
+		if err := watch.Run(ctx, l.Indexer, l.Root, watch.Options{}); err != nil && ctx.Err() == nil {
 			l.Indexer.Log.Error("watching the vault", "err", err)
 		}
 	}()
