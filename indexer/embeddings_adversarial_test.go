@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/sheaf-dev/sheaf/indexer/indexertest"
 	"github.com/sheaf-dev/sheaf/shared/embed"
 	"github.com/sheaf-dev/sheaf/shared/vectors"
 )
@@ -216,8 +217,8 @@ func TestRefreshRacingEdits(t *testing.T) {
 	s := &scripted{Fake: f.fake}
 	s.hook = func(n int, _ []string, v [][]float32) ([][]float32, error) {
 		if n == 0 {
-			write(t, f.dir, "n000.md", "# Note 0\n\nrewritten while embedding\n")
-			write(t, f.dir, "n005.md", "# Note 5\n\nrewritten before it was read\n")
+			indexertest.Write(t, f.dir, "n000.md", "# Note 0\n\nrewritten while embedding\n")
+			indexertest.Write(t, f.dir, "n005.md", "# Note 5\n\nrewritten before it was read\n")
 			if err := os.Remove(filepath.Join(f.dir, "n001.md")); err != nil {
 				t.Error(err)
 			}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sheaf-dev/sheaf/indexer/indexertest"
 	"github.com/sheaf-dev/sheaf/shared/embed"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 	"github.com/sheaf-dev/sheaf/shared/vault/vaultgen"
@@ -132,7 +133,7 @@ func TestRefreshEmbedsOnceAndOnlyChangedPassages(t *testing.T) {
 	if changed != 1 {
 		t.Fatalf("fixture: the edit should change one passage, changes %d", changed)
 	}
-	write(t, f.dir, "water.md", edited)
+	indexertest.Write(t, f.dir, "water.md", edited)
 	f.sync(t)
 	if got := f.stale(t); got != 1 {
 		t.Errorf("stale after an edit = %d, want 1", got)
@@ -295,7 +296,7 @@ func TestLeaderCancelledWaiterTakesOver(t *testing.T) {
 func TestUnembeddableNotesAreSkippedNotStale(t *testing.T) {
 	f := newEmbFixture(t, map[string]string{"a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbravo\n"})
 	// b.md turns binary after indexing; the catalog still lists it.
-	write(t, f.dir, "b.md", "\x00\x01\x02 binary now")
+	indexertest.Write(t, f.dir, "b.md", "\x00\x01\x02 binary now")
 	f.emb.MaxNoteBytes = 1 << 20
 	n, _ := f.refresh(t)
 	if n != 1 {
@@ -377,7 +378,7 @@ func benchEmbedded(b *testing.B, notes, dim int) (*fixture, *Embeddings, *embed.
 	if _, err := vaultgen.Generate(dir, vaultgen.Options{Notes: notes, Seed: 1}); err != nil {
 		b.Fatal(err)
 	}
-	st, text := openLocal(b, dir)
+	st, text := indexertest.OpenLocal(b, dir)
 	f := &fixture{dir: dir, ix: &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text}}
 	ctx := context.Background()
 	if _, err := f.ix.Sync(ctx, nil); err != nil {
@@ -414,8 +415,8 @@ func TestRefreshPathsCostsThePaths(t *testing.T) {
 	f.refresh(t)
 	count := &notesCounter{Index: f.vec}
 	f.emb.Vectors = count
-	write(t, f.dir, "water.md", strings.Replace(threeSections, "before nine", "before eight", 1))
-	write(t, f.dir, "c.md", "# C\n\ncharlie\n")
+	indexertest.Write(t, f.dir, "water.md", strings.Replace(threeSections, "before nine", "before eight", 1))
+	indexertest.Write(t, f.dir, "c.md", "# C\n\ncharlie\n")
 	os.Remove(filepath.Join(f.dir, "b.md"))
 	f.sync(t)
 	sent := f.fake.Texts()

@@ -2,8 +2,6 @@ package indexer
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -11,103 +9,34 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
+	"github.com/sheaf-dev/sheaf/indexer/indexertest"
 	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
-// flakyStore fails Stat and Get for chosen paths and counts Stat calls.
-type flakyStore struct {
-	store.Store
-	mu    sync.Mutex
-	fail  map[string]error
-	lost  map[string]int
-	stats atomic.Int64
-}
-
-func (s *flakyStore) Stat(ctx context.Context, p string) (store.Object, error) {
-	s.stats.Add(1)
-	s.mu.Lock()
-	err := s.fail[p]
-	s.mu.Unlock()
-	if err != nil {
-		return store.Object{}, err
-	}
-	return s.Store.Stat(ctx, p)
-}
-
-func (s *flakyStore) Get(ctx context.Context, p string, max int64) ([]byte, store.Object, error) {
-	s.mu.Lock()
-	err := s.fail[p]
-	s.mu.Unlock()
-	if err != nil {
-		return nil, store.Object{}, err
-	}
-	return s.Store.Get(ctx, p, max)
-}
-
-// Put writes, then, for a path loseOn named, fails as a timeout would:
-// the store made the write but the caller never heard.
-func (s *flakyStore) Put(ctx context.Context, p string, data []byte, opts store.PutOptions) (store.Object, error) {
-	s.mu.Lock()
-	lost := s.lost[p] > 0
-	if lost {
-		s.lost[p]--
-	}
-	s.mu.Unlock()
-	obj, err := s.Store.Put(ctx, p, data, opts)
-	if err == nil && lost {
-		return store.Object{}, fmt.Errorf("put %s: %w", p, context.DeadlineExceeded)
-	}
-	return obj, err
-}
-
-// loseOn makes the next n Puts of p lose their answer.
-func (s *flakyStore) loseOn(p string, n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.lost == nil {
-		s.lost = map[string]int{}
-	}
-	s.lost[p] = n
-}
-
-func (s *flakyStore) failOn(p string, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail == nil {
-		s.fail = map[string]error{}
-	}
-	s.fail[p] = err
-}
-
 // cloudFixture is an indexer wired as in the cloud: the snapshot in the
 // store, keys under "vault/" in bucket "sheaf-vault".
 type cloudFixture struct {
 	dir   string
-	store *flakyStore
+	store *indexertest.FlakyStore
 	ix    *Indexer
 }
 
 func newCloudFixture(t *testing.T, files map[string]string) *cloudFixture {
 	t.Helper()
-	dir, st, text := localVault(t, files)
-	fl := &flakyStore{Store: st}
+	dir, st, text := indexertest.LocalVault(t, files)
+	fl := &indexertest.FlakyStore{Store: st}
 	return &cloudFixture{dir: dir, store: fl, ix: newCloudIndexer(fl, text)}
 }
 
 // saved loads the snapshot in the store, as a fresh instance would.
 func (f *cloudFixture) saved(t *testing.T) *vault.Catalog {
 	t.Helper()
-	c, err := (&catalogstore.Snapshots{Store: f.store}).Load(context.Background())
-	if err != nil || c == nil {
-		t.Fatalf("loading the snapshot: %v", err)
-	}
-	return c
+	return indexertest.Saved(t, f.store)
 }
 
 // next starts another indexer instance, sharing the store and the text
@@ -164,76 +93,10 @@ func (f *cloudFixture) handle(t *testing.T, changes []Change) ChangeResult {
 	return res
 }
 
-func notePaths(c *vault.Catalog) []string {
-	var ps []string
-	for _, n := range c.Notes() {
-		ps = append(ps, n.Path)
-	}
-	return ps
-}
-
-// storeState is what the catalog and the text index must hold for st:
-// every indexable note, path -> content hash.
-func storeState(t testing.TB, st store.Store, maxBytes int64) map[string]string {
-	t.Helper()
-	want := map[string]string{}
-	err := st.List(context.Background(), "", func(o store.Object) error {
-		if !vault.IsNotePath(o.Path) {
-			return nil
-		}
-		data, _, err := st.Get(context.Background(), o.Path, maxBytes)
-		if errors.Is(err, store.ErrTooLarge) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if errors.Is(vault.Check(data), vault.ErrBinary) {
-			return nil
-		}
-		sum := sha256.Sum256(data)
-		want[o.Path] = hex.EncodeToString(sum[:])
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return want
-}
-
-// assertMatchesStore checks catalog paths+hashes and text-index paths
-// against a fresh listing of the store.
+// assertMatchesStore checks c and ix's text index against the store.
 func assertMatchesStore(t testing.TB, ix *Indexer, c *vault.Catalog) {
 	t.Helper()
-	want := storeState(t, ix.Store, ix.maxNote())
-	got := map[string]string{}
-	for _, n := range c.Notes() {
-		got[n.Path] = n.Hash
-	}
-	for p, h := range want {
-		if got[p] != h {
-			t.Errorf("catalog: %q has hash %q, store %q", p, got[p], h)
-		}
-	}
-	for p := range got {
-		if _, ok := want[p]; !ok {
-			t.Errorf("catalog: %q is not in the store", p)
-		}
-	}
-	paths, err := ix.Text.Paths(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for p := range want {
-		if _, ok := paths[p]; !ok {
-			t.Errorf("text index lacks %q", p)
-		}
-	}
-	for p := range paths {
-		if _, ok := want[p]; !ok {
-			t.Errorf("text index has %q, not in the store", p)
-		}
-	}
+	indexertest.AssertMatchesStore(t, ix.Store, ix.maxNote(), ix.Text, c)
 }
 
 func TestConcurrentIndexersMergeOnConflict(t *testing.T) {
@@ -254,7 +117,7 @@ func TestConcurrentIndexersMergeOnConflict(t *testing.T) {
 			defer wg.Done()
 			for i := range 25 {
 				p := fmt.Sprintf("w%d/n%02d.md", w, i)
-				write(t, f.dir, p, "note "+p)
+				indexertest.Write(t, f.dir, p, "note "+p)
 				if _, err := applyObjects(ctx, ix, p); err != nil {
 					errs <- fmt.Errorf("%s: %w", p, err)
 				}
@@ -277,7 +140,7 @@ func TestConcurrentIndexersMergeOnConflict(t *testing.T) {
 	if _, err := applyObjects(ctx, b, "w0/n00.md"); err != nil {
 		t.Fatal(err)
 	}
-	write(t, f.dir, "late.md", "late")
+	indexertest.Write(t, f.dir, "late.md", "late")
 	if _, err := applyObjects(ctx, f.ix, "late.md"); err != nil {
 		t.Fatal(err)
 	}
@@ -293,10 +156,10 @@ func TestReconcileHealsACrash(t *testing.T) {
 	// A crash between the text write and the snapshot save, seen by the
 	// next instance: the text index holds notes the snapshot lacks, and
 	// the other way round.
-	write(t, f.dir, "d.md", "delta")
-	write(t, f.dir, "a.md", "alpha edited")
+	indexertest.Write(t, f.dir, "d.md", "delta")
+	indexertest.Write(t, f.dir, "a.md", "alpha edited")
 	os.Remove(filepath.Join(f.dir, "b.md"))
-	write(t, f.dir, "bin.md", "\x00\x00now binary")
+	indexertest.Write(t, f.dir, "bin.md", "\x00\x00now binary")
 	if err := f.ix.Text.Upsert(ctx, textindex.Doc{Path: "ghost.md", Body: "ghost"}); err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +185,7 @@ func TestSaveConflictBounded(t *testing.T) {
 	// A store whose snapshot always moves on: Save gives up with the conflict.
 	f := newCloudFixture(t, map[string]string{"a.md": "alpha"})
 	f.ix.Snapshots = conflictingSnapshots{}
-	write(t, f.dir, "b.md", "bravo")
+	indexertest.Write(t, f.dir, "b.md", "bravo")
 	err := f.ix.Apply(context.Background(), "b.md")
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sheaf-dev/sheaf/indexer/indexertest"
 	"github.com/sheaf-dev/sheaf/shared/history"
 	"github.com/sheaf-dev/sheaf/shared/history/folder"
 )
@@ -44,8 +45,8 @@ func TestHistoryObserver(t *testing.T) {
 		t.Errorf("after a sync that saw what Sheaf wrote: %q", got)
 	}
 	time.Sleep(10 * time.Millisecond)
-	write(t, f.dir, "n.md", "edited in an editor\n")
-	write(t, f.dir, "other.md", "edited too\n")
+	indexertest.Write(t, f.dir, "n.md", "edited in an editor\n")
+	indexertest.Write(t, f.dir, "other.md", "edited too\n")
 	for _, p := range []string{"n.md", "other.md"} {
 		if err := f.ix.Apply(ctx, p); err != nil {
 			t.Fatal(err)
@@ -70,7 +71,7 @@ func TestHistoryObserver(t *testing.T) {
 		t.Errorf("after an external delete: %q", got)
 	}
 	// Re-created, then deleted while no one watched: the next sync sees it.
-	write(t, f.dir, "n.md", "back\n")
+	indexertest.Write(t, f.dir, "n.md", "back\n")
 	if err := f.ix.Apply(ctx, "n.md"); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/sheaf-dev/sheaf/indexer/indexertest"
 	"github.com/sheaf-dev/sheaf/shared/store"
 )
 
@@ -65,7 +66,7 @@ func (s *swapStore) Stat(ctx context.Context, p string) (store.Object, error) {
 func TestContentChangesBetweenHeadAndGet(t *testing.T) {
 	f := newCloudFixture(t, map[string]string{"a.md": "# A\nfirst version"})
 	f.handle(t, objects("a.md"))
-	write(t, f.dir, "a.md", "# A\nsecond version, longer")
+	indexertest.Write(t, f.dir, "a.md", "# A\nsecond version, longer")
 	sw := &swapStore{Store: f.ix.Store, dir: f.dir, path: "a.md", body: "# A\nthird version, the one that stays"}
 	f.ix.Store = sw
 	f.handle(t, objects("a.md"))

@@ -8,11 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sheaf-dev/sheaf/indexer/indexertest"
 	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
-	"github.com/sheaf-dev/sheaf/shared/textindex"
-	"github.com/sheaf-dev/sheaf/shared/textindex/embedded"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
@@ -23,61 +22,15 @@ type fixture struct {
 
 func newFixture(t *testing.T, files map[string]string) *fixture {
 	t.Helper()
-	dir, st, text := localVault(t, files)
+	dir, st, text := indexertest.LocalVault(t, files)
 	ix := &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text,
-		Snapshots: fileSnaps(t, filepath.Join(t.TempDir(), "catalog.json.gz")), MaxNoteBytes: 1 << 20}
+		Snapshots: indexertest.FileSnaps(t, filepath.Join(t.TempDir(), "catalog.json.gz")), MaxNoteBytes: 1 << 20}
 	return &fixture{dir: dir, ix: ix}
-}
-
-// localVault writes files into a new folder and opens it (see openLocal).
-func localVault(t *testing.T, files map[string]string) (string, *fs.Store, *embedded.Index) {
-	t.Helper()
-	dir := t.TempDir()
-	for p, body := range files {
-		write(t, dir, p, body)
-	}
-	st, text := openLocal(t, dir)
-	return dir, st, text
-}
-
-// openLocal opens dir as an fs store, next to an in-memory text index
-// closed at cleanup.
-func openLocal(tb testing.TB, dir string) (*fs.Store, *embedded.Index) {
-	tb.Helper()
-	st, err := fs.Open(dir)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	text, err := embedded.Open("")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { text.Close() })
-	return st, text
-}
-
-func write(t *testing.T, dir, p, body string) {
-	t.Helper()
-	full := filepath.Join(dir, filepath.FromSlash(p))
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(full, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func (f *fixture) search(t *testing.T, q string) []string {
 	t.Helper()
-	res, err := f.ix.Text.Search(context.Background(), textindex.ParseQuery(q), textindex.Options{Limit: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ps []string
-	for _, h := range res.Hits {
-		ps = append(ps, h.Path)
-	}
-	return ps
+	return indexertest.Search(t, f.ix.Text, q)
 }
 
 func TestSyncIndexesAndReconciles(t *testing.T) {
@@ -120,9 +73,9 @@ func TestSyncIndexesAndReconciles(t *testing.T) {
 
 	// Edit, delete and add behind the indexer's back; Sync converges.
 	time.Sleep(10 * time.Millisecond)
-	write(t, f.dir, "a.md", "# Alpha\nnow mentions yankee\n")
+	indexertest.Write(t, f.dir, "a.md", "# Alpha\nnow mentions yankee\n")
 	os.Remove(filepath.Join(f.dir, "sub", "b.md"))
-	write(t, f.dir, "c.md", "charlie")
+	indexertest.Write(t, f.dir, "c.md", "charlie")
 	os.Remove(filepath.Join(f.dir, "bin.md"))
 	st, _ = f.ix.Sync(ctx, nil)
 	if st.Indexed != 2 || st.Removed != 1 {
@@ -146,7 +99,7 @@ func TestApplyIsAHint(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(10 * time.Millisecond)
-	write(t, f.dir, "n.md", "second version lima")
+	indexertest.Write(t, f.dir, "n.md", "second version lima")
 	// Duplicate and reordered events converge on what is there now.
 	for range 3 {
 		if err := f.ix.Apply(ctx, "n.md"); err != nil {
@@ -172,9 +125,9 @@ func TestApplyIsAHint(t *testing.T) {
 		t.Errorf("deleted note still indexed")
 	}
 	// A file that turns binary is taken out, not left stale.
-	write(t, f.dir, "m.md", "mike")
+	indexertest.Write(t, f.dir, "m.md", "mike")
 	_ = f.ix.Apply(ctx, "m.md")
-	write(t, f.dir, "m.md", "\x00\x00mike")
+	indexertest.Write(t, f.dir, "m.md", "\x00\x00mike")
 	if err := f.ix.Apply(ctx, "m.md"); err == nil {
 		t.Errorf("binary content should be reported")
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sheaf-dev/sheaf/indexer/indexertest"
 	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 )
 
@@ -75,7 +76,7 @@ func TestProblemsPersistInTheSnapshot(t *testing.T) {
 	wantReasons(t, "after a restart", again.Status().Problems, want)
 
 	// Fixing a file clears its problem, in the snapshot too.
-	write(t, f.dir, "bad-utf8.md", "# Bad\ncafé au lait\n")
+	indexertest.Write(t, f.dir, "bad-utf8.md", "# Bad\ncafé au lait\n")
 	f.handle(t, objects("bad-utf8.md"))
 	delete(want, "bad-utf8.md")
 	wantReasons(t, "after the fix", f.ix.Status().Problems, want)
@@ -88,7 +89,7 @@ func TestProblemsPersistInTheSnapshot(t *testing.T) {
 	os.Remove(filepath.Join(f.dir, "binary.md"))
 	os.Remove(filepath.Join(f.dir, "bad-fm.md"))
 	f.handle(t, objects("binary.md", "bad-fm.md"))
-	write(t, f.dir, "ok.md", "\x00binary now")
+	indexertest.Write(t, f.dir, "ok.md", "\x00binary now")
 	if sum := f.handle(t, objects("ok.md")); !slices.Equal(sum.Skipped, []string{"ok.md"}) {
 		t.Errorf("a note turned binary: %+v", sum)
 	}
@@ -120,8 +121,8 @@ func TestTransientProblemIsSaved(t *testing.T) {
 	if _, err := f.ix.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	write(t, f.dir, "b.md", "bravo")
-	f.store.failOn("b.md", errors.New("connection reset"))
+	indexertest.Write(t, f.dir, "b.md", "bravo")
+	f.store.FailOn("b.md", errors.New("connection reset"))
 	if _, err := applyObjects(ctx, f.ix, "b.md"); err == nil {
 		t.Fatal("a failed read should be retried")
 	}
@@ -129,7 +130,7 @@ func TestTransientProblemIsSaved(t *testing.T) {
 	viaCats, _ := f.savedProblems(t, cats)
 	wantReasons(t, "after a failed read", viaCats, map[string]string{"b.md": "connection reset"})
 
-	f.store.failOn("b.md", nil)
+	f.store.FailOn("b.md", nil)
 	f.handle(t, objects("b.md"))
 	viaCats, _ = f.savedProblems(t, cats)
 	wantReasons(t, "after the retry", viaCats, nil)
@@ -149,10 +150,10 @@ func TestProblemsMergeOnConflict(t *testing.T) {
 	// a sees binary.md go and a new bad note come; b, not knowing, saves a
 	// degraded note of its own and must merge.
 	os.Remove(filepath.Join(f.dir, "binary.md"))
-	write(t, f.dir, "a-bad.md", "\xff\xfe a's")
+	indexertest.Write(t, f.dir, "a-bad.md", "\xff\xfe a's")
 	f.handle(t, objects("binary.md"))
 	f.handle(t, objects("a-bad.md"))
-	write(t, f.dir, "b-bad.md", "---\n: [\n---\nb's")
+	indexertest.Write(t, f.dir, "b-bad.md", "---\n: [\n---\nb's")
 	out, err := applyObjects(ctx, b, "b-bad.md")
 	if err != nil {
 		t.Fatalf("b: %+v %v", out, err)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sheaf-dev/sheaf/indexer/indexertest"
 	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
@@ -61,7 +62,7 @@ func TestSegmentedSavesCostTheBatch(t *testing.T) {
 			if r.IntN(5) == 0 {
 				os.Remove(filepath.Join(f.dir, filepath.FromSlash(p)))
 			} else {
-				write(t, f.dir, p, fmt.Sprintf("# Edited %d\n\n[[n%05d]]", batch, r.IntN(3500)))
+				indexertest.Write(t, f.dir, p, fmt.Sprintf("# Edited %d\n\n[[n%05d]]", batch, r.IntN(3500)))
 			}
 			keys = append(keys, p)
 		}
@@ -134,7 +135,7 @@ func TestConcurrentIndexersNoLostUpdate(t *testing.T) {
 				if r.IntN(6) == 0 {
 					os.Remove(filepath.Join(f.dir, filepath.FromSlash(p)))
 				} else {
-					write(t, f.dir, p, fmt.Sprintf("# tok%dq%d\n%s", w, i, strings.Repeat("x", r.IntN(50))))
+					indexertest.Write(t, f.dir, p, fmt.Sprintf("# tok%dq%d\n%s", w, i, strings.Repeat("x", r.IntN(50))))
 				}
 				mu.Unlock()
 				// A failed save (the other writers kept winning) is retried
@@ -208,7 +209,7 @@ func TestLegacySnapshotMigrates(t *testing.T) {
 	}
 
 	ix := f.next(t)
-	write(t, f.dir, "c.md", "# C")
+	indexertest.Write(t, f.dir, "c.md", "# C")
 	if _, err := applyObjects(ctx, ix, "c.md"); err != nil {
 		t.Fatal(err)
 	}
@@ -227,9 +228,9 @@ func TestLegacySnapshotMigrates(t *testing.T) {
 // checkpoint writes what changed since the last one.
 func TestFileSnapshotsAreIncremental(t *testing.T) {
 	ctx := context.Background()
-	dir, st, text := localVault(t, linkedNotes(2000))
+	dir, st, text := indexertest.LocalVault(t, linkedNotes(2000))
 	path := filepath.Join(t.TempDir(), "state", "catalog.json.gz")
-	snaps := fileSnaps(t, path)
+	snaps := indexertest.FileSnaps(t, path)
 	// No checkpoint during the pass (a slow run, under -race, would take
 	// one): its final save is then the whole catalog.
 	ix := &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: snaps, CheckpointEvery: time.Hour}
@@ -238,7 +239,7 @@ func TestFileSnapshotsAreIncremental(t *testing.T) {
 	}
 	s := snaps
 	whole := s.Stats().LastSaveBytes
-	write(t, dir, "f1/n00001.md", "# changed")
+	indexertest.Write(t, dir, "f1/n00001.md", "# changed")
 	if err := ix.Apply(ctx, "f1/n00001.md"); err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +252,7 @@ func TestFileSnapshotsAreIncremental(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(filepath.Dir(path), "catalog", catalogstore.ManifestName)); err != nil {
 		t.Fatal(err)
 	}
-	again := fileSnaps(t, path)
+	again := indexertest.FileSnaps(t, path)
 	c, err := again.Load(ctx)
 	if err != nil || c == nil {
 		t.Fatalf("reload: %v %v", c, err)
@@ -327,7 +328,7 @@ func TestManifestOfAnotherVersionIsReplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := newCloudIndexer(f.store, f.ix.Text)
-	write(t, f.dir, "c.md", "# C")
+	indexertest.Write(t, f.dir, "c.md", "# C")
 	if _, err := applyObjects(ctx, other, "c.md"); err != nil {
 		t.Fatal(err)
 	}
@@ -346,8 +347,8 @@ func TestLostManifestAnswerKeepsTheSegment(t *testing.T) {
 	manifestKey := catalogstore.DefaultCatalogDir + catalogstore.ManifestName
 	for round := range 3 {
 		p := fmt.Sprintf("f%d/n%05d.md", round, round)
-		write(t, f.dir, p, fmt.Sprintf("# Lost answer %d\n", round))
-		f.store.loseOn(manifestKey, 1)
+		indexertest.Write(t, f.dir, p, fmt.Sprintf("# Lost answer %d\n", round))
+		f.store.LoseOn(manifestKey, 1)
 		applyObjects(ctx, f.ix, p) // may fail: the indexer never heard
 		c := f.saved(t)
 		if n, ok := c.Note(p); !ok || n.Title != fmt.Sprintf("Lost answer %d", round) {
@@ -356,7 +357,7 @@ func TestLostManifestAnswerKeepsTheSegment(t *testing.T) {
 	}
 	// The indexer that lost the answers saves on: its next save conflicts,
 	// catches up and lands.
-	write(t, f.dir, "after.md", "# After\n")
+	indexertest.Write(t, f.dir, "after.md", "# After\n")
 	if _, err := applyObjects(ctx, f.ix, "after.md"); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sheaf-dev/sheaf/indexer/indexertest"
 	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
@@ -20,7 +21,7 @@ func TestReindex(t *testing.T) {
 	if _, err := f.ix.Sync(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	write(t, f.dir, "c.md", "# C\nquokka [[a]]\n")
+	indexertest.Write(t, f.dir, "c.md", "# C\nquokka [[a]]\n")
 	if err := os.Remove(filepath.Join(f.dir, "b.md")); err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestReindex(t *testing.T) {
 	}
 	// During a Sync, Reindex does not wait: the paths are applied after it.
 	f.ix.mu.Lock()
-	write(t, f.dir, "d.md", "# D\n")
+	indexertest.Write(t, f.dir, "d.md", "# D\n")
 	if err := f.ix.Reindex(ctx, "d.md"); !errors.Is(err, ErrReindexLater) {
 		t.Errorf("Reindex during a Sync: %v", err)
 	}
@@ -61,7 +62,7 @@ func TestReindex(t *testing.T) {
 // once, says they lag the shared snapshot, and settles when the indexer has
 // saved them.
 func TestOverlay(t *testing.T) {
-	dir, st, text := localVault(t, map[string]string{"a.md": "# A\n", "b.md": "# B\n[[a]]\n"})
+	dir, st, text := indexertest.LocalVault(t, map[string]string{"a.md": "# A\n", "b.md": "# B\n[[a]]\n"})
 	ctx := context.Background()
 	shared := &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: &catalogstore.Snapshots{Store: st}}
 	if _, err := shared.Sync(ctx, nil); err != nil {

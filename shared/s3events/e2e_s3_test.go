@@ -25,6 +25,7 @@ import (
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/sheaf-dev/sheaf/indexer"
+	"github.com/sheaf-dev/sheaf/indexer/indexertest"
 	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 	s3store "github.com/sheaf-dev/sheaf/shared/store/s3"
 	"github.com/sheaf-dev/sheaf/shared/store/s3/s3test"
@@ -185,7 +186,7 @@ func (e *e2e) upload(t *testing.T, dir, prefix string) int {
 // listing of the bucket; "" when they agree exactly.
 func (e *e2e) mismatch(t testing.TB, c *vault.Catalog) string {
 	t.Helper()
-	want := storeState(t, e.store, maxNote(e.ix))
+	want := indexertest.StoreState(t, e.store, maxNote(e.ix))
 	var diffs []string
 	for _, n := range c.Notes() {
 		if h, ok := want[n.Path]; !ok || h != n.Hash {

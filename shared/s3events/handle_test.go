@@ -2,8 +2,6 @@ package s3events
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,100 +20,32 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sheaf-dev/sheaf/indexer"
+	"github.com/sheaf-dev/sheaf/indexer/indexertest"
 	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
-// flakyStore fails Stat and Get for chosen paths and counts Stat calls.
-type flakyStore struct {
-	store.Store
-	mu    sync.Mutex
-	fail  map[string]error
-	lost  map[string]int
-	stats atomic.Int64
-}
-
-func (s *flakyStore) Stat(ctx context.Context, p string) (store.Object, error) {
-	s.stats.Add(1)
-	s.mu.Lock()
-	err := s.fail[p]
-	s.mu.Unlock()
-	if err != nil {
-		return store.Object{}, err
-	}
-	return s.Store.Stat(ctx, p)
-}
-
-func (s *flakyStore) Get(ctx context.Context, p string, max int64) ([]byte, store.Object, error) {
-	s.mu.Lock()
-	err := s.fail[p]
-	s.mu.Unlock()
-	if err != nil {
-		return nil, store.Object{}, err
-	}
-	return s.Store.Get(ctx, p, max)
-}
-
-// Put writes, then, for a path loseOn named, fails as a timeout would:
-// the store made the write but the caller never heard.
-func (s *flakyStore) Put(ctx context.Context, p string, data []byte, opts store.PutOptions) (store.Object, error) {
-	s.mu.Lock()
-	lost := s.lost[p] > 0
-	if lost {
-		s.lost[p]--
-	}
-	s.mu.Unlock()
-	obj, err := s.Store.Put(ctx, p, data, opts)
-	if err == nil && lost {
-		return store.Object{}, fmt.Errorf("put %s: %w", p, context.DeadlineExceeded)
-	}
-	return obj, err
-}
-
-// loseOn makes the next n Puts of p lose their answer.
-func (s *flakyStore) loseOn(p string, n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.lost == nil {
-		s.lost = map[string]int{}
-	}
-	s.lost[p] = n
-}
-
-func (s *flakyStore) failOn(p string, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail == nil {
-		s.fail = map[string]error{}
-	}
-	s.fail[p] = err
-}
-
 // cloudFixture is an indexer wired as in the cloud: the snapshot in the
 // store, keys under "vault/" in bucket "sheaf-vault".
 type cloudFixture struct {
 	dir   string
-	store *flakyStore
+	store *indexertest.FlakyStore
 	ix    *indexer.Indexer
 }
 
 func newCloudFixture(t *testing.T, files map[string]string) *cloudFixture {
 	t.Helper()
-	dir, st, text := localVault(t, files)
-	fl := &flakyStore{Store: st}
+	dir, st, text := indexertest.LocalVault(t, files)
+	fl := &indexertest.FlakyStore{Store: st}
 	return &cloudFixture{dir: dir, store: fl, ix: newCloudIndexer(fl, text)}
 }
 
 // saved loads the snapshot in the store, as a fresh instance would.
 func (f *cloudFixture) saved(t *testing.T) *vault.Catalog {
 	t.Helper()
-	c, err := (&catalogstore.Snapshots{Store: f.store}).Load(context.Background())
-	if err != nil || c == nil {
-		t.Fatalf("loading the snapshot: %v", err)
-	}
-	return c
+	return indexertest.Saved(t, f.store)
 }
 
 func newCloudIndexer(st store.Store, text textindex.Index) *indexer.Indexer {
@@ -157,14 +87,6 @@ func (f *cloudFixture) handle(t *testing.T, raw []byte) Summary {
 	return sum
 }
 
-func notePaths(c *vault.Catalog) []string {
-	var ps []string
-	for _, n := range c.Notes() {
-		ps = append(ps, n.Path)
-	}
-	return ps
-}
-
 func TestHandleS3Events(t *testing.T) {
 	f := newCloudFixture(t, map[string]string{
 		"Café/menu + prices 💡.md": "# Menu\nsoup of the day",
@@ -175,22 +97,22 @@ func TestHandleS3Events(t *testing.T) {
 	})
 	sum := f.handle(t, fixtureBytes(t, "aws-s3-put.json"))
 	if sum.Kind != KindS3 || sum.Applied != 1 || f.ix.Catalog.Len() != 1 {
-		t.Fatalf("put: %+v, catalog %v", sum, notePaths(f.ix.Catalog))
+		t.Fatalf("put: %+v, catalog %v", sum, indexertest.NotePaths(f.ix.Catalog))
 	}
 	if _, ok := f.ix.Catalog.Note("Café/menu + prices 💡.md"); !ok {
-		t.Errorf("put: catalog %v", notePaths(f.ix.Catalog))
+		t.Errorf("put: catalog %v", indexertest.NotePaths(f.ix.Catalog))
 	}
 
 	f.handle(t, awsEvent("ObjectCreated:Put", "Inbox/old note.md", "img/p.png"))
 	if _, ok := f.ix.Catalog.Attachment("img/p.png"); !ok || f.ix.Catalog.Len() != 2 {
-		t.Fatalf("second put: %v", notePaths(f.ix.Catalog))
+		t.Fatalf("second put: %v", indexertest.NotePaths(f.ix.Catalog))
 	}
 	os.Remove(filepath.Join(f.dir, "Inbox", "old note.md"))
 	sum = f.handle(t, fixtureBytes(t, "aws-s3-delete.json"))
 	if _, ok := f.ix.Catalog.Note("Inbox/old note.md"); ok || sum.Applied != 1 {
-		t.Errorf("delete: %+v, catalog %v", sum, notePaths(f.ix.Catalog))
+		t.Errorf("delete: %+v, catalog %v", sum, indexertest.NotePaths(f.ix.Catalog))
 	}
-	if got := search(t, f.ix, "turnips"); len(got) != 0 {
+	if got := indexertest.Search(t, f.ix.Text, "turnips"); len(got) != 0 {
 		t.Errorf("deleted note still searchable: %v", got)
 	}
 
@@ -209,10 +131,10 @@ func TestHandleS3Events(t *testing.T) {
 		[]byte(strings.ReplaceAll(string(awsEvent("ObjectCreated:Put", "x.md")), "vault%2F", "elsewhere%2F")),
 		[]byte(foreign),
 	} {
-		before := f.store.stats.Load()
+		before := f.store.Stats.Load()
 		sum := f.handle(t, raw)
-		if sum.Applied != 0 || sum.Ignored != sum.Hints || f.store.stats.Load() != before {
-			t.Errorf("%s: %+v, %d Stat calls", raw, sum, f.store.stats.Load()-before)
+		if sum.Applied != 0 || sum.Ignored != sum.Hints || f.store.Stats.Load() != before {
+			t.Errorf("%s: %+v, %d Stat calls", raw, sum, f.store.Stats.Load()-before)
 		}
 	}
 	if sum := f.handle(t, fixtureBytes(t, "aws-s3-test-event.json")); sum.Kind != KindTestEvent {
@@ -221,7 +143,7 @@ func TestHandleS3Events(t *testing.T) {
 
 	// The snapshot in the store has it all.
 	c := f.saved(t)
-	if got, want := notePaths(c), notePaths(f.ix.Catalog); !slices.Equal(got, want) {
+	if got, want := indexertest.NotePaths(c), indexertest.NotePaths(f.ix.Catalog); !slices.Equal(got, want) {
 		t.Errorf("snapshot %v, catalog %v", got, want)
 	}
 }
@@ -230,7 +152,7 @@ func TestHandleSQSBatchItemFailures(t *testing.T) {
 	f := newCloudFixture(t, map[string]string{
 		"a.md": "alpha", "bin.md": "\x00\x01\x02binary", "flaky.md": "flaky", "huge.md": strings.Repeat("big ", 1<<19),
 	})
-	f.store.failOn("flaky.md", errors.New("connection reset by peer"))
+	f.store.FailOn("flaky.md", errors.New("connection reset by peer"))
 	raw := sqsBatch(t,
 		string(awsEvent("ObjectCreated:Put", "a.md")),
 		"{garbage",
@@ -277,7 +199,7 @@ func TestHandleSQSBatchItemFailures(t *testing.T) {
 	// When the snapshot cannot be saved nothing is durable: every message
 	// comes back.
 	f.ix.Snapshots = failingSnapshots{}
-	write(t, f.dir, "c.md", "charlie")
+	indexertest.Write(t, f.dir, "c.md", "charlie")
 	out, err = Handle(context.Background(), f.ix, sqsBatch(t, string(awsEvent("ObjectCreated:Put", "c.md")), "{}"))
 	if resp := out.(events.SQSEventResponse); err != nil || len(resp.BatchItemFailures) != 2 {
 		t.Errorf("failures %+v %v, want both messages", resp.BatchItemFailures, err)
@@ -303,13 +225,13 @@ func TestHandleVersityGWAndAltKeys(t *testing.T) {
 	if sum := f.handle(t, fixtureBytes(t, "vgw-put-plus.json")); sum.Applied != 1 || sum.Kind != KindWebhook {
 		t.Errorf("versitygw put with + and %%: %+v", sum)
 	}
-	if got := notePaths(f.ix.Catalog); !slices.Equal(got, []string{"Café/Résumé notes+1 💡.md", "dir/x y+z%20.md"}) {
+	if got := indexertest.NotePaths(f.ix.Catalog); !slices.Equal(got, []string{"Café/Résumé notes+1 💡.md", "dir/x y+z%20.md"}) {
 		t.Errorf("catalog %v", got)
 	}
 	os.Remove(filepath.Join(f.dir, "Café", "Résumé notes+1 💡.md"))
 	f.ix.KeyPath, f.ix.Bucket = newCloudIndexer(nil, nil).KeyPath, "notes"
 	if sum := f.handle(t, fixtureBytes(t, "versitygw-delete.json")); sum.Applied != 1 || f.ix.Catalog.Len() != 1 {
-		t.Errorf("versitygw delete: %+v, catalog %v", sum, notePaths(f.ix.Catalog))
+		t.Errorf("versitygw delete: %+v, catalog %v", sum, indexertest.NotePaths(f.ix.Catalog))
 	}
 	f.ix.KeyPath = nil
 	// A sender of unknown encoding: both readings are applied, the one
@@ -317,72 +239,14 @@ func TestHandleVersityGWAndAltKeys(t *testing.T) {
 	f.ix.Bucket = ""
 	sum := f.handle(t, []byte(`{"Records":[{"eventName":"ObjectCreated:Put","s3":{"bucket":{"name":"x"},"object":{"key":"a+b.md"}}}]}`))
 	if _, ok := f.ix.Catalog.Note("a+b.md"); !ok || sum.Applied != 2 {
-		t.Errorf("unknown sender: %+v, catalog %v", sum, notePaths(f.ix.Catalog))
+		t.Errorf("unknown sender: %+v, catalog %v", sum, indexertest.NotePaths(f.ix.Catalog))
 	}
 }
 
-// storeState is what the catalog and the text index must hold for st:
-// every indexable note, path -> content hash.
-func storeState(t testing.TB, st store.Store, maxBytes int64) map[string]string {
-	t.Helper()
-	want := map[string]string{}
-	err := st.List(context.Background(), "", func(o store.Object) error {
-		if !vault.IsNotePath(o.Path) {
-			return nil
-		}
-		data, _, err := st.Get(context.Background(), o.Path, maxBytes)
-		if errors.Is(err, store.ErrTooLarge) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if errors.Is(vault.Check(data), vault.ErrBinary) {
-			return nil
-		}
-		sum := sha256.Sum256(data)
-		want[o.Path] = hex.EncodeToString(sum[:])
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return want
-}
-
-// assertMatchesStore checks catalog paths+hashes and text-index paths
-// against a fresh listing of the store.
+// assertMatchesStore checks c and ix's text index against the store.
 func assertMatchesStore(t testing.TB, ix *indexer.Indexer, c *vault.Catalog) {
 	t.Helper()
-	want := storeState(t, ix.Store, maxNote(ix))
-	got := map[string]string{}
-	for _, n := range c.Notes() {
-		got[n.Path] = n.Hash
-	}
-	for p, h := range want {
-		if got[p] != h {
-			t.Errorf("catalog: %q has hash %q, store %q", p, got[p], h)
-		}
-	}
-	for p := range got {
-		if _, ok := want[p]; !ok {
-			t.Errorf("catalog: %q is not in the store", p)
-		}
-	}
-	paths, err := ix.Text.Paths(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for p := range want {
-		if _, ok := paths[p]; !ok {
-			t.Errorf("text index lacks %q", p)
-		}
-	}
-	for p := range paths {
-		if _, ok := want[p]; !ok {
-			t.Errorf("text index has %q, not in the store", p)
-		}
-	}
+	indexertest.AssertMatchesStore(t, ix.Store, maxNote(ix), ix.Text, c)
 }
 
 func TestDuplicateAndReorderedEventsConverge(t *testing.T) {
@@ -396,7 +260,7 @@ func TestDuplicateAndReorderedEventsConverge(t *testing.T) {
 			os.Remove(filepath.Join(f.dir, filepath.FromSlash(n)))
 			evs = append(evs, awsEvent("ObjectRemoved:Delete", n))
 		} else {
-			write(t, f.dir, n, fmt.Sprintf("version %d of %s", i, n))
+			indexertest.Write(t, f.dir, n, fmt.Sprintf("version %d of %s", i, n))
 			evs = append(evs, awsEvent("ObjectCreated:Put", n))
 		}
 		if r.IntN(3) == 0 { // some events arrive now, the rest later
@@ -483,7 +347,7 @@ func TestWebhook(t *testing.T) {
 	if _, ok := f.ix.Catalog.Note("Café/Résumé notes+1 💡.md"); !ok {
 		t.Errorf("not indexed")
 	}
-	f.store.failOn("flaky.md", errors.New("disk on fire"))
+	f.store.FailOn("flaky.md", errors.New("disk on fire"))
 	flaky := strings.ReplaceAll(put, "Café/Résumé notes+1 💡.md", "flaky.md")
 	if code, body := post(flaky, "s3cret"); code != http.StatusInternalServerError || !strings.Contains(body, "flaky.md") {
 		t.Errorf("failing path: %d %s", code, body)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/sheaf-dev/sheaf/indexer/indexertest"
 )
 
 // rec is an S3 notification record with the given raw s3.object.
@@ -73,7 +74,7 @@ func TestHostileEvents(t *testing.T) {
 		t.Errorf("10,000 records: %+v %v", out, err)
 	}
 	if f.ix.Catalog.Len() != 2 {
-		t.Errorf("catalog: %v", notePaths(f.ix.Catalog))
+		t.Errorf("catalog: %v", indexertest.NotePaths(f.ix.Catalog))
 	}
 }
 

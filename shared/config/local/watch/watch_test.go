@@ -17,9 +17,9 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/sheaf-dev/sheaf/indexer"
+	"github.com/sheaf-dev/sheaf/indexer/indexertest"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/vault"
-	"github.com/sheaf-dev/sheaf/shared/vault/vaultgen"
 )
 
 // watching starts Run on dir after a first Sync, and stops it at
@@ -134,8 +134,8 @@ func TestWatchKeepsUpWithATrickle(t *testing.T) {
 	silent := 0
 	for i := range saves {
 		p := fmt.Sprintf("trickle/n%03d.md", i)
-		write(t, f.dir, p, fmt.Sprintf("# note %d\nword%03d\n", i, i))
-		write(t, f.dir, "busy.md", fmt.Sprintf("saved %d times\n", i)) // the same file again and again
+		indexertest.Write(t, f.dir, p, fmt.Sprintf("# note %d\nword%03d\n", i, i))
+		indexertest.Write(t, f.dir, "busy.md", fmt.Sprintf("saved %d times\n", i)) // the same file again and again
 		written[p] = time.Now()
 		time.Sleep(every)
 		st := f.ix.Status()
@@ -202,7 +202,7 @@ func TestWatchFolderRenames(t *testing.T) {
 		if round%2 == 1 {
 			dir = "F0"
 		}
-		write(t, f.dir, fmt.Sprintf("%s/Sub/after%d.md", dir, round), "written after the rename\n")
+		indexertest.Write(t, f.dir, fmt.Sprintf("%s/Sub/after%d.md", dir, round), "written after the rename\n")
 		t.Logf("round %d converged in %v", round, converged(t, f.ix.Catalog, f.dir, 10*time.Second).Round(time.Millisecond))
 	}
 }
@@ -249,21 +249,21 @@ func TestWatchTwoIndexersOneFolder(t *testing.T) {
 			files[fmt.Sprintf("F%d/n%d.md", d, n)] = fmt.Sprintf("# %d %d\n", d, n)
 		}
 	}
-	dir, st, text := localVault(t, files)
+	dir, st, text := indexertest.LocalVault(t, files)
 	snaps := filepath.Join(t.TempDir(), "catalog.json.gz")
-	a := &indexer.Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: fileSnaps(t, snaps)}
+	a := &indexer.Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: indexertest.FileSnaps(t, snaps)}
 	watching(t, a, dir, Options{})
-	st2, text2 := openLocal(t, dir)
-	cat, err := fileSnaps(t, snaps).Load(context.Background())
+	st2, text2 := indexertest.OpenLocal(t, dir)
+	cat, err := indexertest.FileSnaps(t, snaps).Load(context.Background())
 	if err != nil || cat == nil {
 		t.Fatalf("the second indexer cannot load the first's snapshot: %v", err)
 	}
-	b := &indexer.Indexer{Store: st2, Catalog: cat, Text: text2, Snapshots: fileSnaps(t, snaps)}
+	b := &indexer.Indexer{Store: st2, Catalog: cat, Text: text2, Snapshots: indexertest.FileSnaps(t, snaps)}
 	watching(t, b, dir, Options{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for i := range 40 {
-			write(t, dir, fmt.Sprintf("w/%d.md", i), "# w\n")
+			indexertest.Write(t, dir, fmt.Sprintf("w/%d.md", i), "# w\n")
 			time.Sleep(25 * time.Millisecond)
 		}
 	})
@@ -302,13 +302,13 @@ func TestWatchRenamedFolderStaysWatched(t *testing.T) {
 	}
 	for i := range rounds {
 		from, to := fmt.Sprintf("D%d", i), fmt.Sprintf("E%d", i)
-		write(t, f.dir, from+"/n.md", "# n\n")
+		indexertest.Write(t, f.dir, from+"/n.md", "# n\n")
 		converged(t, f.ix.Catalog, f.dir, 5*time.Second)
 		if err := os.Rename(filepath.Join(f.dir, from), filepath.Join(f.dir, to)); err != nil {
 			t.Fatal(err)
 		}
 		converged(t, f.ix.Catalog, f.dir, 5*time.Second)
-		write(t, f.dir, to+"/later.md", "# written after the rename was indexed\n")
+		indexertest.Write(t, f.dir, to+"/later.md", "# written after the rename was indexed\n")
 		converged(t, f.ix.Catalog, f.dir, 5*time.Second)
 	}
 }
@@ -318,23 +318,8 @@ func TestWatchRenamedFolderStaysWatched(t *testing.T) {
 // when possible; SHEAF_BENCH_VAULT uses another): the cost the periodic
 // walk adds, once per ReconcileEvery or 20 walks' time.
 func BenchmarkReconcileWalk10k(b *testing.B) {
-	dir := os.Getenv("SHEAF_BENCH_VAULT")
-	if dir == "" {
-		base := ""
-		if _, err := os.Stat("/dev/shm"); err == nil {
-			base = "/dev/shm"
-		}
-		tmp, err := os.MkdirTemp(base, "sheaf-walk-")
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer os.RemoveAll(tmp)
-		dir = filepath.Join(tmp, "v")
-		if _, err := vaultgen.Generate(dir, vaultgen.Options{Notes: 10000, Seed: 1}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	st, text := openLocal(b, dir)
+	dir := indexertest.BenchVault(b, "sheaf-walk-")
+	st, text := indexertest.OpenLocal(b, dir)
 	ix := &indexer.Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text}
 	ctx := context.Background()
 	if _, err := ix.Sync(ctx, nil); err != nil {
