@@ -82,6 +82,17 @@ func historyPath(ctx context.Context, v *Vault, arg, raw string) (string, error)
 	return notePath(ctx, v, arg, p)
 }
 
+// historyNote opens the vault of a history tool that only reads and cleans
+// its path argument (see historyPath).
+func (s *Core) historyNote(ctx context.Context, va VaultArg, raw string) (*Vault, string, error) {
+	v, err := s.vault(ctx, va)
+	if err != nil {
+		return nil, "", err
+	}
+	p, err := historyPath(ctx, v, "path", raw)
+	return v, p, err
+}
+
 // readVersion reads version id of the note at p, as the caller may see it.
 func (v *Vault) readVersion(ctx context.Context, p, id string) ([]byte, history.Version, error) {
 	h, err := v.historyOf(ctx)
@@ -116,11 +127,7 @@ type noteHistoryOut struct {
 
 // NoteHistory implements note_history.
 func (s *Core) NoteHistory(ctx context.Context, in NoteHistoryIn) (*noteHistoryOut, error) {
-	v, err := s.vault(ctx, in.VaultArg)
-	if err != nil {
-		return nil, err
-	}
-	p, err := historyPath(ctx, v, "path", in.Path)
+	v, p, err := s.historyNote(ctx, in.VaultArg, in.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -219,11 +226,7 @@ type diffNoteOut struct {
 
 // DiffNote implements diff_note.
 func (s *Core) DiffNote(ctx context.Context, in DiffNoteIn) (*diffNoteOut, error) {
-	v, err := s.vault(ctx, in.VaultArg)
-	if err != nil {
-		return nil, err
-	}
-	p, err := historyPath(ctx, v, "path", in.Path)
+	v, p, err := s.historyNote(ctx, in.VaultArg, in.Path)
 	if err != nil {
 		return nil, err
 	}
