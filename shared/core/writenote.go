@@ -423,21 +423,31 @@ type editsOut struct {
 	Applied int `json:"applied" jsonschema:"edits applied (all of them)"`
 }
 
+// noteToEdit opens the vault for an edit of the note at raw (argument
+// "path"): the writes lock held until release, the note there and mutable.
+func (s *Core) noteToEdit(ctx context.Context, va VaultArg, raw string) (v *Vault, path string, release func(), err error) {
+	if v, err = s.vault(ctx, va); err != nil {
+		return nil, "", nil, err
+	}
+	release = v.writing()
+	if path, err = notePath(ctx, v, "path", raw); err == nil {
+		err = v.mustBeMutable("path", path, "edited")
+	}
+	if err != nil {
+		release()
+		return nil, "", nil, err
+	}
+	return v, path, release, nil
+}
+
 // ApplyEdits implements apply_edits.
 func (s *Core) ApplyEdits(ctx context.Context, in editsIn) (*editsOut, error) {
 	ctx = withTx(ctx, in.TxArg)
-	v, err := s.vault(ctx, in.VaultArg)
+	v, path, release, err := s.noteToEdit(ctx, in.VaultArg, in.Path)
 	if err != nil {
 		return nil, err
 	}
-	defer v.writing()()
-	path, err := notePath(ctx, v, "path", in.Path)
-	if err != nil {
-		return nil, err
-	}
-	if err := v.mustBeMutable("path", path, "edited"); err != nil {
-		return nil, err
-	}
+	defer release()
 	for i, e := range in.Edits {
 		if e.Find == "" {
 			return nil, newError(KindArgsInvalid, map[string]any{"argument": fmt.Sprintf("edits[%d].find", i)},

@@ -31,18 +31,11 @@ type completeOut struct {
 // CompleteDirective implements complete_directive.
 func (s *Core) CompleteDirective(ctx context.Context, in completeIn) (*completeOut, error) {
 	ctx = withTx(ctx, in.TxArg)
-	v, err := s.vault(ctx, in.VaultArg)
+	v, path, release, err := s.noteToEdit(ctx, in.VaultArg, in.Path)
 	if err != nil {
 		return nil, err
 	}
-	defer v.writing()()
-	path, err := notePath(ctx, v, "path", in.Path)
-	if err != nil {
-		return nil, err
-	}
-	if err := v.mustBeMutable("path", path, "edited"); err != nil {
-		return nil, err
-	}
+	defer release()
 	title := ""
 	prev, _, data, err := v.mutate(ctx, path, "", history.OpEdit, func(c *current) ([]byte, error) {
 		out, err := vault.CompleteDirective(c.data, in.Line, in.Title)
