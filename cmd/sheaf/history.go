@@ -28,12 +28,7 @@ func logCmd() *cobra.Command {
 	limit := cmd.Flags().Int("limit", 50, "versions to list")
 	after := cmd.Flags().String("after", "", "list the versions older than this version id")
 	asJSON := cmd.Flags().Bool("json", false, "print the note_history tool's JSON result (or error)")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		s, _, closeFn, err := writer(cmd, cfg)
-		if err != nil {
-			return err
-		}
-		defer closeFn()
+	cmd.RunE = withCore(cfg, 0, func(cmd *cobra.Command, s *core.Core, args []string) error {
 		out, err := s.NoteHistory(cmd.Context(), core.NoteHistoryIn{Path: args[0], Limit: *limit, After: *after})
 		if err != nil {
 			return toolError(err, *asJSON)
@@ -52,7 +47,7 @@ func logCmd() *cobra.Command {
 			fmt.Printf("(older versions: sheaf log --after %s %q)\n", out.NextAfter, out.Path)
 		}
 		return nil
-	}
+	})
 	return cmd
 }
 
@@ -95,12 +90,7 @@ func diffCmd() *cobra.Command {
 		Args:  cobra.RangeArgs(2, 3),
 	}
 	cfg := withConfig(cmd)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		s, _, closeFn, err := writer(cmd, cfg)
-		if err != nil {
-			return err
-		}
-		defer closeFn()
+	cmd.RunE = withCore(cfg, 0, func(cmd *cobra.Command, s *core.Core, args []string) error {
 		in := core.DiffNoteIn{Path: args[0], From: args[1]}
 		if len(args) == 3 {
 			in.To = args[2]
@@ -122,7 +112,7 @@ func diffCmd() *cobra.Command {
 			}
 			in.Hunk = *out.NextHunk
 		}
-	}
+	})
 	return cmd
 }
 
@@ -148,12 +138,7 @@ func undoCmd() *cobra.Command {
 	cfg := withConfig(cmd)
 	dry := cmd.Flags().Bool("dry-run", false, "show what would be reverted (and any conflict), writing nothing")
 	asJSON := cmd.Flags().Bool("json", false, "print the undo_transaction tool's JSON result (or error)")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		s, _, closeFn, err := writer(cmd, cfg)
-		if err != nil {
-			return err
-		}
-		defer closeFn()
+	cmd.RunE = withCore(cfg, 0, func(cmd *cobra.Command, s *core.Core, args []string) error {
 		out, err := s.UndoTransaction(cmd.Context(), core.UndoIn{Transaction: args[0], DryRun: *dry})
 		if err != nil {
 			if te := core.ToError(err); !*asJSON && te.Kind == "proposal-stale" {
@@ -179,6 +164,6 @@ func undoCmd() *cobra.Command {
 			fmt.Printf("conflict  %s  %s\n", plain(c.Path), c.Reason)
 		}
 		return nil
-	}
+	})
 	return cmd
 }

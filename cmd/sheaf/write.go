@@ -37,6 +37,24 @@ func writer(cmd *cobra.Command, cfg *config.Config) (*core.Core, store.Store, fu
 	return s, o.Vault.Store, func() { o.Close() }, nil
 }
 
+// withCore is the RunE of a command that calls one tool's core: it opens
+// the vault and the core (see writer) around run, first taking VAULT from
+// the arguments (see vaultArg) when want, the arguments the command
+// wants, is not 0.
+func withCore(cfg *config.Config, want int, run func(cmd *cobra.Command, s *core.Core, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if want > 0 {
+			args = vaultArg(cmd, cfg, args, want)
+		}
+		s, _, closeFn, err := writer(cmd, cfg)
+		if err != nil {
+			return err
+		}
+		defer closeFn()
+		return run(cmd, s, args)
+	}
+}
+
 // vaultArg takes VAULT from the arguments when there is one more than want
 // (the deprecated form).
 func vaultArg(cmd *cobra.Command, cfg *config.Config, args []string, want int) []string {
@@ -146,13 +164,7 @@ func mvCmd() *cobra.Command {
 	dry := cmd.Flags().Bool("dry-run", false, "print what would be rewritten; write nothing")
 	expected := cmd.Flags().String("expected-hash", "", "move only if the note still has this content_hash")
 	asJSON := cmd.Flags().Bool("json", false, "print the move_note tool's JSON result (or error)")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		args = vaultArg(cmd, cfg, args, 2)
-		s, _, closeFn, err := writer(cmd, cfg)
-		if err != nil {
-			return err
-		}
-		defer closeFn()
+	cmd.RunE = withCore(cfg, 2, func(cmd *cobra.Command, s *core.Core, args []string) error {
 		res, err := s.MoveNote(cmd.Context(), core.MoveNoteIn{Path: args[0], NewPath: args[1], DryRun: *dry, ExpectedHash: *expected})
 		if err != nil {
 			return toolError(err, *asJSON)
@@ -178,7 +190,7 @@ func mvCmd() *cobra.Command {
 		}
 		fmt.Printf("%s rewritten in %s\n", count(res.LinksChanged, "link"), count(len(res.Rewritten), "note"))
 		return nil
-	}
+	})
 	return cmd
 }
 
@@ -192,13 +204,7 @@ func rmCmd() *cobra.Command {
 	yes := cmd.Flags().Bool("yes", false, "confirm the deletion (delete_note's confirm: true)")
 	expected := cmd.Flags().String("expected-hash", "", "delete only if the note still has this content_hash")
 	asJSON := cmd.Flags().Bool("json", false, "print the delete_note tool's JSON result (or error)")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		args = vaultArg(cmd, cfg, args, 1)
-		s, _, closeFn, err := writer(cmd, cfg)
-		if err != nil {
-			return err
-		}
-		defer closeFn()
+	cmd.RunE = withCore(cfg, 1, func(cmd *cobra.Command, s *core.Core, args []string) error {
 		res, err := s.DeleteNote(cmd.Context(), core.DeleteNoteIn{Path: args[0], Confirm: *yes, ExpectedHash: *expected})
 		if err != nil {
 			if te := core.ToError(err); te.Kind == "confirmation-required" && !*asJSON {
@@ -214,7 +220,7 @@ func rmCmd() *cobra.Command {
 			fmt.Printf("%s to it are now unresolved (sheaf health lists them)\n", count(res.Backlinks, "link"))
 		}
 		return nil
-	}
+	})
 	return cmd
 }
 
@@ -231,13 +237,7 @@ func restoreCmd() *cobra.Command {
 	cfg := withConfig(cmd)
 	version := cmd.Flags().String("version", "", "restore this version (an id from sheaf log) of the note PATH")
 	expected := cmd.Flags().String("expected-hash", "", "with --version: restore only if the note still has this content_hash")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		args = vaultArg(cmd, cfg, args, 1)
-		s, _, closeFn, err := writer(cmd, cfg)
-		if err != nil {
-			return err
-		}
-		defer closeFn()
+	cmd.RunE = withCore(cfg, 1, func(cmd *cobra.Command, s *core.Core, args []string) error {
 		if *version != "" {
 			return restoreVersion(cmd, s, args[0], *version, *expected)
 		}
@@ -247,7 +247,7 @@ func restoreCmd() *cobra.Command {
 		}
 		fmt.Printf("restored %s\n", plain(p))
 		return nil
-	}
+	})
 	return cmd
 }
 
