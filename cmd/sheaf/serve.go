@@ -118,7 +118,7 @@ func openVault(ctx context.Context, cfg *config.Config, log *slog.Logger) (*core
 		checkConditionalWrites(ctx, cl.Store, log)
 		return cl.Vault, cl.Close, nil
 	}
-	l, err := local.Open(ctx, cfg, log)
+	l, err := local.OpenLazily(ctx, cfg, log)
 	if err != nil {
 		return nil, nil, err
 	}
