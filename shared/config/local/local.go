@@ -256,19 +256,24 @@ func (l *Vault) openEmbeddings(ctx context.Context, c *config.Config, log *slog.
 	return nil
 }
 
-// openVectors opens the vector index c.Vectors names.
+// openVectors opens the vector index c.Vectors names; the embedded one is
+// read in the background (see lazyVectors).
 func openVectors(ctx context.Context, c *config.Config, state, vaultID string, log *slog.Logger) (vectors.Index, error) {
 	if c.Vectors != "" && c.Vectors != "embedded" {
 		return c.OpenQdrant(ctx, vaultID)
 	}
-	ix, err := vecembedded.Open(filepath.Join(state, "vectors.bin"))
-	if err != nil {
-		return nil, fmt.Errorf("opening the vector index: %w", err)
-	}
-	if lerr := ix.LoadError(); lerr != nil {
-		log.Warn("vector index unreadable; re-embedding", "err", lerr)
-	}
-	return ix, nil
+	// Read in the background: the file holds every vector of the vault.
+	return openVectorsLazily(func() (vectors.Index, error) {
+		ix, err := vecembedded.Open(filepath.Join(state, "vectors.bin"))
+		if err != nil {
+			log.Error("opening the vector index; semantic calls will fail", "err", err)
+			return nil, fmt.Errorf("opening the vector index: %w", err)
+		}
+		if lerr := ix.LoadError(); lerr != nil {
+			log.Warn("vector index unreadable; re-embedding", "err", lerr)
+		}
+		return ix, nil
+	}), nil
 }
 
 // Start reconciles the vault in the background and then, unless noWatch,
