@@ -9,13 +9,16 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
 )
 
-// TestReadAuditOverMCP: through the Go SDK client, read_note and search
-// answer retrieval_count (this read included), the records land under
-// the state folder's audit/ when the server stops, and --no-audit records
-// and counts nothing.
+// TestReadAuditOverMCP: through the Go SDK client, on a folder and on S3,
+// read_note and search answer retrieval_count (this read included), the
+// records land under the state location's audit/ when the server stops,
+// and --no-audit records and counts nothing.
 func TestReadAuditOverMCP(t *testing.T) {
-	vault, state := sampleVault(t), t.TempDir()
-	s := stdioSession(t, vault, "--state", state)
+	onStores(t, auditSuite)
+}
+
+func auditSuite(t *testing.T, sv *storeVault) {
+	s := sv.serve(t)
 	c := toolstest.NewClient(t, s)
 	c.WaitIndexed()
 	var note struct {
@@ -41,22 +44,24 @@ func TestReadAuditOverMCP(t *testing.T) {
 	}
 	c.MustFail("args-invalid", "read_note", map[string]any{"path": "Glossary.md", "agent_id": strings.Repeat("x", 129)})
 	s.Close() // the server flushes the audit as it stops
-	var segments []string
-	_ = filepath.Walk(filepath.Join(state, "audit", "log"), func(p string, fi os.FileInfo, err error) error {
-		if err == nil && !fi.IsDir() {
-			segments = append(segments, p)
-		}
-		return nil
-	})
+	segments := sv.state(filepath.Join("audit", "log"))
 	if len(segments) == 0 {
-		t.Fatalf("no audit log under %s", state)
+		t.Fatalf("no audit log under the state location: %v", sv.state(""))
 	}
 	data, _ := os.ReadFile(segments[0])
 	if !strings.Contains(string(data), `"agent_id":"conformance","tool":"read_note","path":"Glossary.md"`) {
 		t.Errorf("the audit log: %s", data)
 	}
 
-	off := toolstest.NewClient(t, stdioSession(t, sampleVault(t), "--no-audit"))
+	// A second server of the vault counts the first one's reads.
+	c = toolstest.NewClient(t, sv.serve(t))
+	c.WaitIndexed()
+	c.MustOK("read_note", map[string]any{"path": "Glossary.md"}, &note)
+	if note.RetrievalCount == nil || *note.RetrievalCount != 4 {
+		t.Errorf("the next server's count: %v, want 4", note.RetrievalCount)
+	}
+
+	off := toolstest.NewClient(t, sv.serve(t, "--no-audit"))
 	note.RetrievalCount = nil
 	off.MustOK("read_note", map[string]any{"path": "Glossary.md"}, &note)
 	if note.RetrievalCount != nil {

@@ -9,7 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
 )
@@ -42,11 +45,17 @@ func onePagePDF(text string) []byte {
 }
 
 // TestIngestOverMCP drives ingest_url and ingest_file through the Go SDK
-// client against a local web server: HTML, PDF (read in the child
-// process), a 50 MB body, a redirect to a private address; the server
-// started with --ingest-allow for the test server's address, and without
-// it refusing loopback and the metadata service.
+// client against a local web server, on a folder and on S3: HTML, PDF
+// (read in the child process), a 50 MB body, a redirect to a private
+// address; the server started with --ingest-allow for the test server's
+// address, and without it refusing loopback and the metadata service.
 func TestIngestOverMCP(t *testing.T) {
+	ts := ingestServer(t)
+	onStores(t, func(t *testing.T, sv *storeVault) { ingestSuite(t, sv, ts) })
+}
+
+// ingestServer is the suite's web server.
+func ingestServer(t *testing.T) *httptest.Server {
 	pdf := onePagePDF("Pears ripen in September in the north orchard.")
 	mux := http.NewServeMux()
 	mux.HandleFunc("/page", func(w http.ResponseWriter, _ *http.Request) {
@@ -70,10 +79,12 @@ func TestIngestOverMCP(t *testing.T) {
 		http.Redirect(w, r, "http://10.1.2.3/admin", http.StatusFound)
 	})
 	ts := httptest.NewServer(mux)
-	defer ts.Close()
+	t.Cleanup(ts.Close)
+	return ts
+}
 
-	vault := sampleVault(t)
-	c := toolstest.NewClient(t, stdioSession(t, vault, "--ingest-allow", "127.0.0.1/32"))
+func ingestSuite(t *testing.T, sv *storeVault, ts *httptest.Server) {
+	c := toolstest.NewClient(t, sv.serve(t, "--ingest-allow", "127.0.0.1/32"))
 	c.WaitIndexed()
 	var out struct {
 		Path      string `json:"path"`
@@ -93,7 +104,7 @@ func TestIngestOverMCP(t *testing.T) {
 	if out.Type != "application/pdf" || out.Title != "Orchard report" {
 		t.Errorf("the PDF: %+v", out)
 	}
-	note, err := os.ReadFile(filepath.Join(vault, out.Path))
+	note, err := sv.file(out.Path)
 	if err != nil || !strings.Contains(string(note), "Pears ripen in September") || !strings.Contains(string(note), "pages: 1") {
 		t.Errorf("the PDF's note (%v):\n%s", err, note)
 	}
@@ -115,10 +126,65 @@ func TestIngestOverMCP(t *testing.T) {
 	}
 
 	// Without the flag, the same server and the metadata service are refused.
-	plain := toolstest.NewClient(t, stdioSession(t, sampleVault(t)))
-	for _, u := range []string{ts.URL + "/page", "http://169.254.169.254/latest/meta-data/"} {
+	plain := toolstest.NewClient(t, sv.serve(t))
+	for _, u := range []string{ts.URL + "/page?fresh=1", "http://169.254.169.254/latest/meta-data/"} {
 		if r := plain.MustFail("args-invalid", "ingest_url", map[string]any{"url": u}); r.Fields["reason"] != "address-forbidden" {
 			t.Errorf("%s without --ingest-allow: %v", u, r.Fields)
 		}
 	}
+}
+
+// TestConcurrentIngestOverMCP: two servers of one vault (on a folder; on
+// one bucket, as two Lambda instances), eight ingest_url calls of one URL
+// at once, four through each: exactly one note is filed, one fetch is
+// made, and every other call answers that note with duplicate: true.
+func TestConcurrentIngestOverMCP(t *testing.T) {
+	var fetches atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fetches.Add(1)
+		time.Sleep(200 * time.Millisecond) // the calls overlap
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte(`<html><head><title>Grafting notes</title></head><body><article><h1>Grafting notes</h1><p>Whip-and-tongue grafts take best in early spring, when the rootstock's sap is rising and the scion is still dormant.</p></article></body></html>`))
+	}))
+	defer ts.Close()
+	onStores(t, func(t *testing.T, sv *storeVault) {
+		fetches.Store(0)
+		servers := []*toolstest.Client{
+			toolstest.NewClient(t, sv.serve(t, "--ingest-allow", "127.0.0.1/32", "--no-watch")),
+			toolstest.NewClient(t, sv.serve(t, "--ingest-allow", "127.0.0.1/32", "--no-watch")),
+		}
+		for _, c := range servers {
+			c.WaitIndexed()
+		}
+		type answer struct {
+			Path      string `json:"path"`
+			Duplicate bool   `json:"duplicate"`
+		}
+		outs := make([]answer, 8)
+		var wg sync.WaitGroup
+		for i := range outs {
+			wg.Go(func() { servers[i%2].MustOK("ingest_url", map[string]any{"url": ts.URL + "/grafting"}, &outs[i]) })
+		}
+		wg.Wait()
+		filed := 0
+		for _, o := range outs {
+			if !o.Duplicate {
+				filed++
+			}
+			if o.Path != outs[0].Path {
+				t.Errorf("answers name different notes: %+v", outs)
+				break
+			}
+		}
+		entries, _ := os.ReadDir(filepath.Join(sv.root, "sources"))
+		var notes []string // the sample vault has sources of its own
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), "grafting-notes") {
+				notes = append(notes, e.Name())
+			}
+		}
+		if filed != 1 || len(notes) != 1 || fetches.Load() != 1 {
+			t.Errorf("8 calls at once: %d filed, notes %v, %d fetches; answers %+v", filed, notes, fetches.Load(), outs)
+		}
+	})
 }

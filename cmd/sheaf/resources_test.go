@@ -1,18 +1,24 @@
 package main
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestResourcesPromptsCompletion: through the Go SDK client, notes and
-// attachments are resources (listed to the end, read as text or blob, a
-// missing one an error), the template is listed, the prompts render with
-// their arguments, and paths and tags complete.
+// TestResourcesPromptsCompletion: through the Go SDK client, on a folder
+// and on S3, notes and attachments are resources (listed to the end, read
+// as text or blob, a missing one an error), the template is listed, the
+// prompts render with their arguments, and paths and tags complete.
 func TestResourcesPromptsCompletion(t *testing.T) {
-	s := stdioSession(t, sampleVault(t))
+	onStores(t, resourcesSuite)
+}
+
+func resourcesSuite(t *testing.T, sv *storeVault) {
+	s := sv.serve(t)
 	ctx := t.Context()
 	var uris []string
 	var cursor string
@@ -28,10 +34,14 @@ func TestResourcesPromptsCompletion(t *testing.T) {
 			break
 		}
 	}
+	if len(uris) == 0 {
+		t.Fatal("resources/list: none")
+	}
+	vault, _, _ := strings.Cut(strings.TrimPrefix(uris[0], "sheaf://"), "/")
 	var note, blob string
 	for _, u := range uris {
 		switch {
-		case u == "sheaf://sample-vault/Glossary.md":
+		case u == "sheaf://"+vault+"/Glossary.md":
 			note = u
 		case strings.HasSuffix(u, ".png") || strings.HasSuffix(u, ".pdf") || strings.HasSuffix(u, ".jpg"):
 			blob = u
@@ -50,9 +60,13 @@ func TestResourcesPromptsCompletion(t *testing.T) {
 			t.Errorf("read %s: %v", blob, err)
 		}
 	}
-	for _, u := range []string{"sheaf://sample-vault/No%20such.md", "sheaf://sample-vault/.sheaf/keys.json", "sheaf://other/Glossary.md"} {
-		if _, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: u}); err == nil || strings.Contains(err.Error(), "/tmp/") {
+	for _, u := range []string{"sheaf://" + vault + "/No%20such.md", "sheaf://" + vault + "/.sheaf/keys.json", "sheaf://other/Glossary.md"} {
+		_, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: u})
+		var je *jsonrpc.Error
+		if err == nil || strings.Contains(err.Error(), "/tmp/") {
 			t.Errorf("read %s: %v, want a clean error", u, err)
+		} else if !errors.As(err, &je) || (je.Code != -32002 && je.Code != -32602) {
+			t.Errorf("read %s: %v, want resource not found (-32002, or -32602 from protocol 2026-07-28)", u, err)
 		}
 	}
 	tl, err := s.ListResourceTemplates(ctx, nil)

@@ -187,6 +187,27 @@ async function runChecks(transportName, client) {
     return `${list.resources.length} resources, read ${note.uri}`;
   });
 
+  await check(t("resources/read and prompts/get errors carry their JSON-RPC codes"), async () => {
+    const codeOf = async (f) => {
+      try {
+        await f();
+      } catch (e) {
+        return { code: e.code, message: String(e.message) };
+      }
+      return { code: 0 };
+    };
+    const vault = (await client.listResources()).resources[0].uri.split("/")[2];
+    // -32002, or -32602 for protocol 2026-07-28 and later (SEP-2164).
+    const missing = await codeOf(() => client.readResource({ uri: `sheaf://${vault}/No%20such%20note.md` }));
+    assert(missing.code === -32002 || missing.code === -32602, `missing note: ${JSON.stringify(missing)}`);
+    assert(!missing.message.includes("sheaf-rpc") && !missing.message.includes("/tmp/"), `missing note message: ${missing.message}`);
+    const dotdot = await codeOf(() => client.readResource({ uri: `sheaf://${vault}/Projects/../../x.md` }));
+    assert(dotdot.code === -32602, `a .. path: ${JSON.stringify(dotdot)}`);
+    const prompt = await codeOf(() => client.getPrompt({ name: "capture_source", arguments: {} }));
+    assert(prompt.code === -32602, `a prompt without its argument: ${JSON.stringify(prompt)}`);
+    return `missing ${missing.code}, .. ${dotdot.code}, prompt ${prompt.code}`;
+  });
+
   await check(t("write_note, then read it back; again is note-exists; a stale overwrite is proposal-stale"), async () => {
     const path = "Smoke/Written by the TypeScript SDK.md";
     const content = "# Written\n\nby the TypeScript SDK\n";

@@ -80,7 +80,23 @@ func (s *Core) IngestURL(ctx context.Context, in ingestURLIn) (*ingestOut, error
 				ContentType: fmString(n, "content_type"), Duplicate: true,
 			}, nil
 		}
+		claim, dup, err := s.claimURL(ctx, v, canon.String())
+		if err != nil || dup != nil {
+			return dup, err
+		}
+		out, err := s.fetchSource(ctx, v, in)
+		if err != nil {
+			claim.release(ctx)
+			return nil, err
+		}
+		claim.done(ctx, out)
+		return out, nil
 	}
+	return s.fetchSource(ctx, v, in)
+}
+
+// fetchSource fetches in.URL, converts it and files the note.
+func (s *Core) fetchSource(ctx context.Context, v *Vault, in ingestURLIn) (*ingestOut, error) {
 	resp, err := v.fetcher().Fetch(ctx, in.URL)
 	if err != nil {
 		return nil, ingestError(err)

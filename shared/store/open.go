@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"slices"
 	"strings"
-	"sync"
+
+	"github.com/sheaf-dev/sheaf/shared/internal/schemes"
 )
 
 // Stores are opened by URL, as gocloud.dev opens buckets: each adapter
@@ -17,33 +17,14 @@ import (
 // parameters itself and rejects any it does not know.
 type Opener func(ctx context.Context, u *url.URL) (Store, error)
 
-var (
-	openersMu sync.RWMutex
-	openers   = map[string]Opener{}
-)
+var openers = schemes.New[Opener]("store")
 
 // Register makes Open handle scheme with o. It panics when the scheme is
 // registered twice.
-func Register(scheme string, o Opener) {
-	openersMu.Lock()
-	defer openersMu.Unlock()
-	if _, dup := openers[scheme]; dup {
-		panic("store: scheme " + scheme + " registered twice")
-	}
-	openers[scheme] = o
-}
+func Register(scheme string, o Opener) { openers.Register(scheme, o) }
 
 // Schemes are the schemes this program can open, sorted.
-func Schemes() []string {
-	openersMu.RLock()
-	defer openersMu.RUnlock()
-	var out []string
-	for s := range openers {
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
-}
+func Schemes() []string { return openers.Schemes() }
 
 // SchemeOf is the scheme of a vault location: the URL's, or "file" for a
 // plain folder path.
@@ -67,10 +48,8 @@ func Open(ctx context.Context, location string) (Store, error) {
 			return nil, fmt.Errorf("vault %q: not a URL or a folder: %w", location, err)
 		}
 	}
-	openersMu.RLock()
-	o := openers[scheme]
-	openersMu.RUnlock()
-	if o == nil {
+	o, ok := openers.Lookup(scheme)
+	if !ok {
 		return nil, fmt.Errorf("vault %q: this program cannot open %s:// vaults (it can open: %s)", location, scheme, strings.Join(Schemes(), ", "))
 	}
 	return o(ctx, u)

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"slices"
 	"strings"
-	"sync"
+
+	"github.com/sheaf-dev/sheaf/shared/internal/schemes"
 )
 
 // Text indexes are opened by URL, as gocloud.dev opens buckets: each adapter
@@ -27,39 +27,19 @@ type Defaults struct {
 // network call.
 type Opener func(ctx context.Context, u *url.URL, d Defaults) (Index, error)
 
-var (
-	openersMu sync.RWMutex
-	openers   = map[string]Opener{}
-)
+var openers = schemes.New[Opener]("textindex")
 
 // Register makes Open handle scheme with o; adapters call it from their
 // package's init. It panics when the scheme is registered twice.
-func Register(scheme string, o Opener) {
-	openersMu.Lock()
-	defer openersMu.Unlock()
-	if _, dup := openers[scheme]; dup {
-		panic("textindex: scheme " + scheme + " registered twice")
-	}
-	openers[scheme] = o
-}
+func Register(scheme string, o Opener) { openers.Register(scheme, o) }
 
 // Schemes are the schemes this program can open, sorted.
-func Schemes() []string {
-	openersMu.RLock()
-	defer openersMu.RUnlock()
-	var out []string
-	for s := range openers {
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
-}
+func Schemes() []string { return openers.Schemes() }
 
 // Registered reports whether this program can open scheme.
 func Registered(scheme string) bool {
-	openersMu.RLock()
-	defer openersMu.RUnlock()
-	return openers[scheme] != nil
+	_, ok := openers.Lookup(scheme)
+	return ok
 }
 
 // Open opens the Index rawurl names; its scheme picks the adapter, which
@@ -69,10 +49,8 @@ func Open(ctx context.Context, rawurl string, d Defaults) (Index, error) {
 	if err != nil || u.Scheme == "" {
 		return nil, fmt.Errorf("--search %q: not a URL", rawurl)
 	}
-	openersMu.RLock()
-	o := openers[u.Scheme]
-	openersMu.RUnlock()
-	if o == nil {
+	o, ok := openers.Lookup(u.Scheme)
+	if !ok {
 		return nil, fmt.Errorf("--search %q: this program cannot open %s: text indexes (it can open: %s)", u.Redacted(), u.Scheme, strings.Join(Schemes(), ", "))
 	}
 	return o(ctx, u, d)

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sheaf-dev/sheaf/shared/auth"
+	"github.com/sheaf-dev/sheaf/shared/tools/mcphttp"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
@@ -61,7 +62,7 @@ func (s *Server) addPrompts(srv *server.MCPServer) {
 		srv.AddPrompt(p.def, func(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			for _, arg := range p.def.Arguments {
 				if arg.Required && strings.TrimSpace(req.Params.Arguments[arg.Name]) == "" {
-					return nil, fmt.Errorf("the prompt %s needs the argument %s", p.def.Name, arg.Name)
+					return nil, &mcphttp.RPCError{Code: mcphttp.CodeInvalidParams, Message: fmt.Sprintf("Invalid params: the prompt %s needs the argument %s", p.def.Name, arg.Name)}
 				}
 			}
 			return &mcp.GetPromptResult{

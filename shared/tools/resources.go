@@ -15,6 +15,9 @@ import (
 
 	"github.com/sheaf-dev/sheaf/shared/audit"
 	"github.com/sheaf-dev/sheaf/shared/auth"
+	"github.com/sheaf-dev/sheaf/shared/core"
+	"github.com/sheaf-dev/sheaf/shared/store"
+	"github.com/sheaf-dev/sheaf/shared/tools/mcphttp"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
@@ -31,9 +34,26 @@ const (
 	resourcesPageSize = 100
 )
 
-// errResource is every resources/read failure a caller sees: a missing
-// note and one it may not read look the same.
-var errResource = errors.New("resource not found")
+// Errors of resources/read, as JSON-RPC errors (mcphttp.RPCError): a
+// resource that is not there, or that the caller may not read, looks the
+// same (resource not found); a URI that is not a sheaf:// note URI is
+// invalid params.
+
+// notFound is the resource-not-found error for uri: -32002, or, for a
+// client of protocol 2026-07-28 or later, -32602 (what mcp-go answers for a
+// URI no template matches).
+func notFound(ctx context.Context, uri string) error {
+	code := mcphttp.CodeResourceNotFound
+	if mcp.IsModernProtocol(server.RequestProtocolVersion(ctx)) {
+		code = mcphttp.CodeInvalidParams
+	}
+	return &mcphttp.RPCError{Code: code, Message: "Resource not found: " + clipURI(uri), Data: map[string]any{"uri": clipURI(uri)}}
+}
+
+func badURI(uri string) error {
+	return &mcphttp.RPCError{Code: mcphttp.CodeInvalidParams,
+		Message: "Invalid params: " + clipURI(uri) + " is not a resource of this server: sheaf://<vault>/<path>, the path's segments percent-encoded, no . or .. segments (resources/list lists them)"}
+}
 
 // resourceURI is the URI of path in vault id.
 func resourceURI(id, path string) string {
@@ -77,17 +97,21 @@ func (s *Server) addResources(srv *server.MCPServer, hooks *server.Hooks) {
 // readResource reads one note or attachment for the caller in ctx.
 func (s *Server) readResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	uri := req.Params.URI
-	id, path, ok := parseResourceURI(uri)
-	caller := auth.IdentityFrom(ctx)
-	if !ok || !caller.Has(auth.ScopeRead) {
-		return nil, fmt.Errorf("%w: %s", errResource, clipURI(uri))
+	id, raw, ok := parseResourceURI(uri)
+	if !ok {
+		return nil, badURI(uri)
 	}
-	if e := gatePath(caller, note("path"), path, false); e != nil {
-		return nil, fmt.Errorf("%w: %s", errResource, clipURI(uri))
+	path, err := store.CleanPath(raw)
+	if err != nil {
+		return nil, badURI(uri)
+	}
+	caller := auth.IdentityFrom(ctx)
+	if !caller.Has(auth.ScopeRead) || auth.Denied(path) || gatePath(caller, note("path"), path, false) != nil {
+		return nil, notFound(ctx, uri)
 	}
 	v, err := s.core.View(ctx, VaultArg{Vault: id})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s", errResource, clipURI(uri))
+		return nil, notFound(ctx, uri)
 	}
 	isNote := vault.IsNotePath(path)
 	max := v.MaxNote()
@@ -95,8 +119,14 @@ func (s *Server) readResource(ctx context.Context, req mcp.ReadResourceRequest) 
 		max = v.MaxAttachment()
 	}
 	data, _, err := v.Store.Get(ctx, path, max)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s", errResource, clipURI(uri))
+	switch {
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrPathInvalid):
+		return nil, notFound(ctx, uri)
+	case errors.Is(err, store.ErrTooLarge):
+		return nil, &mcphttp.RPCError{Code: mcphttp.CodeInvalidParams,
+			Message: fmt.Sprintf("Invalid params: %s is bigger than the %d bytes this server returns as a resource; read a note by pages with read_note (offset)", clipURI(uri), max)}
+	case err != nil:
+		return nil, &mcphttp.RPCError{Code: mcphttp.CodeInternal, Message: core.InternalError(err).Message}
 	}
 	v.Audit.Record(audit.Record{Caller: caller.Subject, Tool: "resources/read", Path: path})
 	if isNote {

@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/sheaf-dev/sheaf/shared/auth"
+	"github.com/sheaf-dev/sheaf/shared/store"
 )
 
 // TestResourcesFollowTheCaller: a folder-scoped caller lists and reads only
@@ -42,8 +43,19 @@ func TestResourcesFollowTheCaller(t *testing.T) {
 		t.Errorf("read own: %v", err)
 	}
 	hidden, missing := read(pub, resourceURI("g", "Secret/d.md")), read(pub, resourceURI("g", "Public/none.md"))
-	if hidden == nil || missing == nil || hidden.Error() != strings.Replace(missing.Error(), "Public/none.md", "Secret/d.md", 1) {
+	if hidden == nil || missing == nil || hidden.Error() != strings.ReplaceAll(missing.Error(), "Public/none.md", "Secret/d.md") {
 		t.Errorf("hidden %v, missing %v: want the same error", hidden, missing)
+	}
+	// Sheaf's own objects are never resources, even for a whole-vault key.
+	v, err := s.core.View(context.Background(), VaultArg{Vault: "g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Store.Put(context.Background(), ".sheaf/keys.json", []byte(`{"secret":1}`), store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := read(all, resourceURI("g", ".sheaf/keys.json")); err == nil || !strings.Contains(err.Error(), "-32002") {
+		t.Errorf("read .sheaf/keys.json: %v, want not found", err)
 	}
 	if err := read(auth.Identity{Subject: "none"}, resourceURI("g", "Public/a.md")); err == nil {
 		t.Error("a caller without the read scope read a resource")

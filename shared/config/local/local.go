@@ -13,79 +13,36 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
-	"github.com/sheaf-dev/sheaf/indexer"
-	"github.com/sheaf-dev/sheaf/shared/audit"
 	"github.com/sheaf-dev/sheaf/shared/config"
-	"github.com/sheaf-dev/sheaf/shared/core"
-	"github.com/sheaf-dev/sheaf/shared/embed"
+	"github.com/sheaf-dev/sheaf/shared/config/local/watch"
+	"github.com/sheaf-dev/sheaf/shared/history"
 	histfolder "github.com/sheaf-dev/sheaf/shared/history/folder"
+	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/store/split"
-	"github.com/sheaf-dev/sheaf/shared/textindex/embedded"
-	"github.com/sheaf-dev/sheaf/shared/vault"
-	"github.com/sheaf-dev/sheaf/shared/vectors"
-	vecembedded "github.com/sheaf-dev/sheaf/shared/vectors/embedded"
 )
 
-// Vault is a vault folder wired to the embedded adapters.
+// Vault is a vault folder as the local door runs it: config.Open's vault
+// over the folder site, whose indexer this process runs (Start) and whose
+// file watcher follows the folder.
 type Vault struct {
-	Vault   *core.Vault
-	Indexer *indexer.Indexer
-	Root    string // absolute vault folder
-	State   string // folder holding index.db and the catalog (catalog/)
-	Layout  Layout // where the state, Sheaf's own objects and the keys live
-	// Embeddings keeps the vectors in step with the notes; nil without an
-	// embeddings provider (then the semantic tools say "not configured").
-	Embeddings *indexer.Embeddings
-	text       *embedded.Index
-	vectors    vectors.Index // nil without embeddings
-	store      *split.Store
-	history    *histfolder.Store // nil with --history off
+	*config.Opened
+	Root   string // absolute vault folder
+	State  string // folder holding index.db and the catalog (catalog/)
+	Layout Layout // where the state, Sheaf's own objects and the keys live
 
-	loaded chan struct{}      // closed once Indexer.Catalog is loaded
-	stop   context.CancelFunc // ends what Start started; nil before Start
-	bg     sync.WaitGroup     // what Start started
+	stop context.CancelFunc // ends what Start started; nil before Start
+	bg   sync.WaitGroup     // what Start started
 }
 
-// Open opens (or creates) the derived state of the vault folder c.Vault,
-// its catalog loaded. It does not index: call Start (background) or
-// Indexer.Sync (foreground).
-func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, error) {
-	l, err := OpenLazily(ctx, c, log)
-	if err != nil {
-		return nil, err
-	}
-	<-l.loaded
-	return l, nil
-}
+func init() { config.RegisterSite(fs.Scheme, openFolder) }
 
-// OpenLazily is Open returning before the catalog snapshot is read (work
-// that grows with the vault: about 100 ms for 10k notes), so that a server
-// answers initialize meanwhile. The tools' catalog, the reindex of their
-// writes, Start and Close wait for the load, and Status says "starting"
-// until it is done; Indexer must not be used directly before Loaded.
-func OpenLazily(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, error) {
-	if log == nil {
-		log = slog.Default()
-	}
-	if c.Vault == "" {
-		return nil, errors.New("no vault: pass --vault DIR or set SHEAF_VAULT")
-	}
-	if strings.Contains(c.Vault, "://") {
-		return nil, fmt.Errorf("vault %q is not a folder: serve a cloud vault with `sheaf serve`, index it with `sheaf reconcile`", c.Vault)
-	}
-	if c.Search != "" && c.Search != "embedded" {
-		// Never ignored silently: a folder vault's full-text index is the
-		// embedded one (its question lane is that index's).
-		return nil, fmt.Errorf("--search %q: a folder vault is searched by the embedded index (--search embedded); Meilisearch serves s3:// vaults", c.Search)
-	}
-	chat, rr, err := c.OpenLLM()
-	if err != nil {
-		return nil, fmt.Errorf("chat model: %w", err)
-	}
-	root, err := filepath.Abs(c.Vault)
+// openFolder is the site of a vault folder: the notes in the folder, the
+// derived state (the embedded indexes, the catalog snapshot, the history)
+// in its state folder (see Layout), the catalog kept by this process.
+func openFolder(_ context.Context, c *config.Config) (*config.Site, error) {
+	root, err := filepath.Abs(strings.TrimPrefix(c.Vault, "file://"))
 	if err != nil {
 		return nil, err
 	}
@@ -94,186 +51,57 @@ func OpenLazily(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault
 		return nil, err
 	}
 	state := layout.State
-	text, err := embedded.Open(filepath.Join(state, "index.db"))
-	if err != nil {
-		return nil, fmt.Errorf("opening the text index in %s: %w", state, err)
-	}
-	snaps := &FileSnapshots{Path: filepath.Join(state, "catalog.json.gz")}
-	// Catalog is set by load, before loaded is closed.
-	ix := &indexer.Indexer{Store: st, Text: text, Snapshots: snaps, MaxNoteBytes: c.MaxNoteBytes, Log: log}
-	id := c.VaultID
-	if id == "" {
-		id = config.VaultIDFrom(root)
-	}
-	allow, err := core.ParseAllow(c.IngestAllow)
-	if err != nil {
-		text.Close()
-		return nil, err
-	}
-	l := &Vault{Indexer: ix, Root: root, State: state, Layout: layout, text: text, store: st, loaded: make(chan struct{})}
-	v := &core.Vault{
-		ID: id, Root: root, Store: st, Text: text, Catalogs: loadingCatalog{l},
-		Ingest: core.IngestConfig{Allow: allow},
-		Status: l.status,
-		Ready:  ix.Ready, IndexWait: indexWait(c.IndexWait),
-		ImmutablePaths: c.ImmutablePaths, MaxNoteBytes: c.MaxNoteBytes, MaxAttachmentBytes: c.MaxAttachmentBytes,
-		CursorKey: c.CursorKey, LLM: chat, Reranker: rr,
-		Reindex: loadingReindexer{l}, Ledger: c.Ledger, // writes are indexed before the tool returns
-	}
-	v.State = state
-	l.Vault = v
-	if !c.NoAudit {
-		if v.Audit, err = audit.New(audit.Options{Store: st}); err != nil {
-			text.Close()
-			return nil, err
+	history := func() (history.Store, error) {
+		opts := histfolder.Options{
+			// 0: the defaults; negative: no minimum.
+			Policy: histfolder.Policy{Days: c.HistoryDays, Keep: c.HistoryKeep},
 		}
-	}
-	if err := l.openHistory(c); err != nil {
-		text.Close()
-		return nil, err
-	}
-	if err := l.openEmbeddings(ctx, c, log); err != nil {
-		text.Close()
-		return nil, err
-	}
-	go l.load(context.WithoutCancel(ctx), snaps, log)
-	return l, nil
-}
-
-// load reads the catalog snapshot (an unreadable one is rebuilt by the
-// next index pass) and closes loaded.
-func (l *Vault) load(ctx context.Context, snaps *FileSnapshots, log *slog.Logger) {
-	defer close(l.loaded)
-	if beforeLoad != nil {
-		beforeLoad()
-	}
-	cat, err := snaps.Load(ctx)
-	if err != nil {
-		log.Warn("catalog snapshot unreadable; rebuilding", "err", err)
-	}
-	if cat == nil {
-		cat = vault.NewCatalog()
-	}
-	l.Indexer.Catalog = cat
-}
-
-// beforeLoad, set by tests only, runs before the catalog is read.
-var beforeLoad func()
-
-// Loaded returns a channel closed once the catalog snapshot is loaded.
-func (l *Vault) Loaded() <-chan struct{} { return l.loaded }
-
-// status is the indexer's Status as the tools see it: "starting" until
-// the catalog is loaded.
-func (l *Vault) status() core.IndexStatus {
-	select {
-	case <-l.loaded:
-	default:
-		return core.IndexStatus{State: "starting"}
-	}
-	s := l.Indexer.Status()
-	return core.IndexStatus{State: s.State, Done: s.Done, Total: s.Total, Notes: s.Notes, Problems: s.Problems, Pending: s.Pending}
-}
-
-// await waits for the catalog to be loaded, or for ctx to end.
-func (l *Vault) await(ctx context.Context) error {
-	select {
-	case <-l.loaded:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// loadingCatalog is the live catalog of the indexer, once it is loaded.
-type loadingCatalog struct{ l *Vault }
-
-// Catalog implements core.Catalogs.
-func (c loadingCatalog) Catalog(ctx context.Context) (*vault.Catalog, error) {
-	if err := c.l.await(ctx); err != nil {
-		return nil, err
-	}
-	return c.l.Indexer.Catalog, nil
-}
-
-// loadingReindexer is the indexer's Reindex, once the catalog is loaded.
-type loadingReindexer struct{ l *Vault }
-
-// Reindex implements core.Reindexer.
-func (r loadingReindexer) Reindex(ctx context.Context, paths ...string) error {
-	if err := r.l.await(ctx); err != nil {
-		return err
-	}
-	return r.l.Indexer.Reindex(ctx, paths...)
-}
-
-// openHistory opens the vault's note history in <state>/history (unless
-// --history off): the write tools record every version there, and the
-// indexer records the changes made outside Sheaf.
-func (l *Vault) openHistory(c *config.Config) error {
-	switch c.History {
-	case "off":
-		return nil
-	case "", "on":
-	default:
-		return fmt.Errorf("--history %q: on or off", c.History)
-	}
-	opts := histfolder.Options{
-		// 0: the defaults; negative: no minimum.
-		Policy: histfolder.Policy{Days: c.HistoryDays, Keep: c.HistoryKeep},
-	}
-	if c.HistoryNoPrune {
-		opts.PruneEvery = -1 // only the server, which is given the policy, prunes
-	}
-	h, err := histfolder.Open(filepath.Join(l.State, "history"), opts)
-	if err != nil {
-		return fmt.Errorf("opening the note history in %s: %w", l.State, err)
-	}
-	l.history = h
-	l.Vault.History = h
-	l.Indexer.History = h
-	return nil
-}
-
-// openEmbeddings wires the embeddings provider and the vector index when
-// c.EmbedBaseURL is set: the embedded index at <state>/vectors.bin, or a
-// Qdrant collection ("sheaf-<vault id>" unless the URL names one).
-func (l *Vault) openEmbeddings(ctx context.Context, c *config.Config, log *slog.Logger) error {
-	if c.EmbedBaseURL == "" {
-		return nil
-	}
-	emb, err := embed.New(embed.Config{BaseURL: c.EmbedBaseURL, Model: c.EmbedModel, APIKey: c.EmbedKey, Dimensions: c.EmbedDimensions})
-	if err != nil {
-		return fmt.Errorf("embeddings: %w", err)
-	}
-	vec, err := openVectors(ctx, c, l.State, l.Vault.ID, log)
-	if err != nil {
-		return err
-	}
-	l.vectors = vec
-	l.Embeddings = &indexer.Embeddings{Store: l.Vault.Store, Embedder: emb, Vectors: vec, MaxNoteBytes: c.MaxNoteBytes, Log: log}
-	l.Vault.Embedder, l.Vault.Vectors, l.Vault.Embeddings = emb, vec, l.Embeddings
-	return nil
-}
-
-// openVectors opens the vector index c.Vectors names; the embedded one is
-// read in the background (see lazyVectors).
-func openVectors(ctx context.Context, c *config.Config, state, vaultID string, log *slog.Logger) (vectors.Index, error) {
-	if c.Vectors != "" && c.Vectors != "embedded" {
-		return c.OpenQdrant(ctx, vaultID)
-	}
-	// Read in the background: the file holds every vector of the vault.
-	return openVectorsLazily(func() (vectors.Index, error) {
-		ix, err := vecembedded.Open(filepath.Join(state, "vectors.bin"))
+		if c.HistoryNoPrune {
+			opts.PruneEvery = -1 // only the server, which is given the policy, prunes
+		}
+		h, err := histfolder.Open(filepath.Join(state, "history"), opts)
 		if err != nil {
-			log.Error("opening the vector index; semantic calls will fail", "err", err)
-			return nil, fmt.Errorf("opening the vector index: %w", err)
+			return nil, fmt.Errorf("opening the note history in %s: %w", state, err)
 		}
-		if lerr := ix.LoadError(); lerr != nil {
-			log.Warn("vector index unreadable; re-embedding", "err", lerr)
-		}
-		return ix, nil
-	}), nil
+		return h, nil
+	}
+	return &config.Site{
+		Store: st, Root: root, ID: config.VaultIDFrom(root), State: state, Disk: state,
+		Snapshots: &FileSnapshots{Path: filepath.Join(state, "catalog.json.gz")},
+		History:   history, Live: true, Close: st.Close,
+	}, nil
+}
+
+// Open opens (or creates) the derived state of the vault folder c.Vault
+// (config.Open). It does not index: call Start (background) or
+// Indexer.Sync (foreground).
+func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, error) {
+	if c.Vault == "" {
+		return nil, errors.New("no vault: pass --vault DIR or set SHEAF_VAULT")
+	}
+	if store.SchemeOf(c.Vault) != fs.Scheme {
+		return nil, fmt.Errorf("vault %q is not a folder: serve a cloud vault with `sheaf serve`, index it with `sheaf reconcile`", c.Vault)
+	}
+	o, err := config.Open(ctx, c, log)
+	if err != nil {
+		return nil, err
+	}
+	return Of(o, c)
+}
+
+// Of is the local door over o, the vault c describes opened on a folder
+// site.
+func Of(o *config.Opened, c *config.Config) (*Vault, error) {
+	if !o.Site.Live {
+		o.Close()
+		return nil, fmt.Errorf("vault %q is not a folder", o.Vault.Root)
+	}
+	layout, err := Locate(o.Site.Root, c.State) // as openFolder found it
+	if err != nil {
+		o.Close()
+		return nil, err
+	}
+	return &Vault{Opened: o, Root: o.Site.Root, State: o.Site.State, Layout: layout}, nil
 }
 
 // Start reconciles the vault in the background and then, unless noWatch,
@@ -289,7 +117,7 @@ func (l *Vault) Start(ctx context.Context, noWatch bool) {
 	l.bg.Add(1)
 	go func() {
 		defer l.bg.Done()
-		<-l.loaded
+		<-l.Loaded() // the catalog (config.OpenLazily)
 		if _, err := l.Indexer.Sync(ctx, nil); err != nil && ctx.Err() == nil {
 			l.Indexer.Log.Error("indexing the vault", "err", err)
 		}
@@ -310,41 +138,21 @@ func (l *Vault) Start(ctx context.Context, noWatch bool) {
 			noWatchAfterAll()
 			return
 		}
-		if err := l.Indexer.Watch(ctx, l.Root); err != nil && ctx.Err() == nil {
+		if err := watch.Run(ctx, l.Indexer, l.Root, watch.Options{}); err != nil && ctx.Err() == nil {
 			l.Indexer.Log.Error("watching the vault", "err", err)
 		}
 	}()
 }
 
 // Close stops what Start started (an index pass stops after the batch it is
-// writing), saves the catalog, so that the next start resumes where this
-// one stopped, and closes the indexes.
+// writing), then closes the vault (config.Opened.Close: the catalog saved,
+// so that the next start resumes where this one stopped).
 func (l *Vault) Close() error {
 	if l.stop != nil {
 		l.stop()
 		l.bg.Wait()
 	}
-	aerr := l.Vault.Audit.Close(context.Background()) // what the last seconds recorded
-	<-l.loaded                                        // Save reads the catalog
-	serr := l.Indexer.Save(context.Background())
-	var verr error
-	if l.vectors != nil {
-		verr = l.vectors.Close() // the embedded index flushes on Close
-	}
-	var herr error
-	if l.history != nil {
-		herr = l.history.Close()
-	}
-	return errors.Join(aerr, serr, l.text.Close(), verr, herr, l.store.Close())
-}
-
-// indexWait maps the --index-wait setting (0: do not wait) to the tools'
-// (0: the default, negative: do not wait).
-func indexWait(d time.Duration) time.Duration {
-	if d <= 0 {
-		return -1
-	}
-	return d
+	return l.Opened.Close()
 }
 
 // OpenStore opens the vault folder root (absolute) as one store: notes,

@@ -100,11 +100,16 @@ func rpcRouter(limit *bodyLimiter, calls *inflight, srv *server.MCPServer, next 
 			return
 		}
 		defer body.release()
+		var resp []byte
+		var handled bool
 		if body.whole() {
-			if resp, handled := precheck(body.head(), srv); handled {
-				answer(w, resp)
-				return
-			}
+			resp, handled = precheck(body.head(), srv)
+		} else {
+			resp, handled = precheckReader(body.reader(), srv) // up to the body limit
+		}
+		if handled {
+			answer(w, resp)
+			return
 		}
 		head, isObject := readHead(body)
 		switch {

@@ -3,6 +3,7 @@ package mcphttp
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -43,6 +44,20 @@ func newBlocker() (*blocker, *server.MCPServer) {
 	})
 	srv.AddTool(mcpgo.NewTool("size", mcpgo.WithString("text")), func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		return mcpgo.NewToolResultText(fmt.Sprint(len(req.GetString("text", "")))), nil
+	})
+	// A resource template whose handler answers each RPCError code by name
+	// (rpcerror.go), and a plain error for any other.
+	srv.AddResourceTemplate(mcpgo.NewResourceTemplate("test://{name}", "test"), func(_ context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
+		switch name := strings.TrimPrefix(req.Params.URI, "test://"); name {
+		case "ok":
+			return []mcpgo.ResourceContents{mcpgo.TextResourceContents{URI: req.Params.URI, Text: "ok"}}, nil
+		case "missing":
+			return nil, &RPCError{Code: CodeResourceNotFound, Message: "Resource not found: " + req.Params.URI, Data: map[string]any{"uri": req.Params.URI}}
+		case "bad":
+			return nil, &RPCError{Code: CodeInvalidParams, Message: "Invalid params: " + req.Params.URI}
+		default:
+			return nil, errors.New("plain failure")
+		}
 	})
 	return b, srv
 }

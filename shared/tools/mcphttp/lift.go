@@ -25,9 +25,11 @@ var isErrorMarker = []byte(`"isError":true`)
 // isError and _meta["sheaf/error"], that object's fields are copied to the
 // top level of the result (they stay in _meta too, for SDKs that drop
 // unknown fields). Any other message is returned unchanged.
+//
+// It also gives a handler's RPCError its code (rpcerror.go).
 func LiftErrorFields(msg []byte) []byte {
 	if !bytes.Contains(msg, isErrorMarker) {
-		return msg
+		return liftRPCError(msg)
 	}
 	var env map[string]json.RawMessage
 	if json.Unmarshal(msg, &env) != nil || env["result"] == nil {

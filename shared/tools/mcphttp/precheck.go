@@ -32,33 +32,143 @@ func precheck(msg []byte, srv *server.MCPServer) (resp []byte, handled bool) {
 	if len(msg) == 0 || !json.Valid(msg) {
 		return nil, false // mcp-go's parse error (-32700) is right
 	}
-	if msg[0] == '[' {
+	var env envelope
+	if json.Unmarshal(msg, &env) != nil {
+		return nil, false
+	}
+	return env.check(srv)
+}
+
+// precheckReader is precheck of a message read from r (a body bigger than
+// one chunk), decoded as a stream of tokens: each top-level member is
+// decoded on its own, keeping only small values and, of params, its kind
+// and name. The decoder holds at most one member at a time (params: about
+// the whole body, within the body limit); nothing of params is copied.
+func precheckReader(r io.Reader, srv *server.MCPServer) (resp []byte, handled bool) {
+	dec := json.NewDecoder(r)
+	t, err := dec.Token()
+	if err != nil {
+		return nil, false // not JSON: mcp-go's parse error (-32700) is right
+	}
+	var env envelope
+	switch t {
+	case json.Delim('{'):
+		env.first, env.members = '{', map[string]member{}
+		for dec.More() {
+			kt, err := dec.Token()
+			key, _ := kt.(string)
+			var m member
+			if err != nil || dec.Decode(&m) != nil {
+				return nil, false
+			}
+			env.members[key] = m
+		}
+	case json.Delim('['):
+		env.first = '['
+		for dec.More() {
+			var m member
+			if dec.Decode(&m) != nil {
+				return nil, false
+			}
+		}
+	default:
+		env.first = '"' // a scalar: not an object
+	}
+	if env.first != '"' {
+		if _, err := dec.Token(); err != nil { // the closing delimiter
+			return nil, false
+		}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false // more after the message: not one JSON value
+	}
+	return env.check(srv)
+}
+
+// envelope is what precheck reads of a message: the first byte of its JSON
+// value and, of an object, its members.
+type envelope struct {
+	first   byte
+	members map[string]member
+}
+
+func (e *envelope) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return errors.New("empty")
+	}
+	e.first = b[0]
+	if e.first != '{' {
+		return nil
+	}
+	return json.Unmarshal(b, &e.members)
+}
+
+// member is one member of the envelope: its value when small (id, method,
+// ...), its first byte, and, for an object (params), its "name".
+type member struct {
+	raw   json.RawMessage // nil for a value over smallMember bytes
+	first byte
+	name  *json.RawMessage
+}
+
+// smallMember bounds the values precheck copies: an id or a method name
+// is far smaller; params (a note's content) is never copied.
+const smallMember = 4 << 10
+
+func (m *member) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return errors.New("empty")
+	}
+	m.first = b[0]
+	if len(b) <= smallMember {
+		m.raw = append(json.RawMessage(nil), b...)
+	}
+	if m.first == '{' {
+		var p struct {
+			Name *json.RawMessage `json:"name"`
+		}
+		_ = json.Unmarshal(b, &p)
+		m.name = p.Name
+	}
+	return nil
+}
+
+// check is precheck's decision on a decoded message.
+func (env *envelope) check(srv *server.MCPServer) (resp []byte, handled bool) {
+	if env.first == '[' {
 		return rpcError(nil, codeInvalidRequest, "Invalid Request: batches are not supported; send one JSON-RPC message at a time"), true
 	}
-	var env map[string]json.RawMessage
-	if json.Unmarshal(msg, &env) != nil {
+	if env.first != '{' {
 		return rpcError(nil, codeInvalidRequest, "Invalid Request: a JSON-RPC message is a JSON object"), true
 	}
-	id := env["id"]
+	var id json.RawMessage
+	if m, ok := env.members["id"]; ok {
+		if m.raw == nil {
+			return rpcError(nil, codeInvalidRequest, "Invalid Request: id must be a string or a number"), true
+		}
+		id = m.raw
+	}
 	if !validID(id) {
 		return rpcError(nil, codeInvalidRequest, "Invalid Request: id must be a string or a number"), true
 	}
-	rawMethod, hasMethod := env["method"]
+	rawMethod, hasMethod := env.members["method"]
 	if !hasMethod {
-		if _, ok := env["result"]; ok {
+		if _, ok := env.members["result"]; ok {
 			return nil, false // a response to a server request
 		}
-		if _, ok := env["error"]; ok {
+		if _, ok := env.members["error"]; ok {
 			return nil, false
 		}
 		return rpcError(id, codeInvalidRequest, "Invalid Request: no method"), true
 	}
 	var method string
-	if json.Unmarshal(rawMethod, &method) != nil || method == "" {
+	if rawMethod.raw == nil || json.Unmarshal(rawMethod.raw, &method) != nil || method == "" {
 		return rpcError(id, codeInvalidRequest, "Invalid Request: method must be a non-empty string"), true
 	}
-	params, hasParams := env["params"]
-	if hasParams && !isObjectOrNull(params) {
+	params, hasParams := env.members["params"]
+	if hasParams && params.first != '{' && params.first != 'n' {
 		if len(id) == 0 {
 			return nil, true // a notification gets no answer, not even an error
 		}
@@ -67,13 +177,8 @@ func precheck(msg []byte, srv *server.MCPServer) (resp []byte, handled bool) {
 	if method != "tools/call" || len(id) == 0 {
 		return nil, false
 	}
-	var p struct {
-		Name      *json.RawMessage `json:"name"`
-		Arguments json.RawMessage  `json:"arguments"`
-	}
-	_ = json.Unmarshal(params, &p)
 	var name string
-	if p.Name == nil || json.Unmarshal(*p.Name, &name) != nil || name == "" {
+	if !hasParams || params.name == nil || json.Unmarshal(*params.name, &name) != nil || name == "" {
 		return rpcError(id, codeInvalidParams, "Invalid params: tools/call needs params.name, the name of a tool from tools/list"), true
 	}
 	if srv.GetTool(name) == nil {
@@ -93,11 +198,6 @@ func validID(id json.RawMessage) bool {
 		return true
 	}
 	return false
-}
-
-func isObjectOrNull(v json.RawMessage) bool {
-	v = bytes.TrimSpace(v)
-	return len(v) > 0 && (v[0] == '{' || bytes.Equal(v, []byte("null")))
 }
 
 // rpcError is a JSON-RPC error response; a nil id is null.

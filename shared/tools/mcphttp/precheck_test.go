@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -37,6 +38,12 @@ var envelopeCases = []struct {
 	{"unknown tool", `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}`, 0, "unsupported", false},
 	{"known tool", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"size","arguments":{"text":"abc"}}}`, 0, "", false},
 	{"ping", `{"jsonrpc":"2.0","id":15,"method":"ping"}`, 0, "", false},
+	{"null params", `{"jsonrpc":"2.0","id":20,"method":"tools/call","params":null}`, -32602, "", false},
+	{"null id", `{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"no_such_tool"}}`, 0, "unsupported", true},
+	{"resource read", `{"jsonrpc":"2.0","id":16,"method":"resources/read","params":{"uri":"test://ok"}}`, 0, "", false},
+	{"resource not found", `{"jsonrpc":"2.0","id":17,"method":"resources/read","params":{"uri":"test://missing"}}`, -32002, "", false},
+	{"resource uri invalid", `{"jsonrpc":"2.0","id":18,"method":"resources/read","params":{"uri":"test://bad"}}`, -32602, "", false},
+	{"resource handler failure", `{"jsonrpc":"2.0","id":19,"method":"resources/read","params":{"uri":"test://boom"}}`, -32603, "", false},
 }
 
 type rpcReply struct {
@@ -67,6 +74,9 @@ func checkEnvelope(t *testing.T, transport, name, raw string, code int, kind str
 		}
 		if strings.Contains(raw, "json: ") || strings.Contains(raw, "unmarshal") {
 			t.Errorf("%s %s: Go's error text on the wire: %s", transport, name, raw)
+		}
+		if strings.Contains(raw, `\u001f`) || strings.Contains(raw, "sheaf-rpc") {
+			t.Errorf("%s %s: the code marker on the wire: %s", transport, name, raw)
 		}
 		if nullID != (string(r.ID) == "null") {
 			t.Errorf("%s %s: id %s (null: %v)", transport, name, r.ID, nullID)
@@ -148,4 +158,56 @@ func TestEnvelopesStdio(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Error("stdio did not stop when its input closed")
 	}
+}
+
+// TestEnvelopesHTTPBig: the same cases in 2 MiB bodies (more than the
+// first chunk the router reads), the padding a member before id and
+// method, so the envelope is read from the whole body.
+func TestEnvelopesHTTPBig(t *testing.T) {
+	_, srv := newBlocker()
+	ts := httptest.NewServer(HTTPHandler(srv, HTTPOptions{}))
+	defer ts.Close()
+	pad := `"pad":"` + strings.Repeat("x", 2<<20) + `",`
+	for _, c := range envelopeCases {
+		i := strings.IndexByte(c.msg, '{')
+		if i < 0 || strings.HasPrefix(c.msg, `{"jsonrpc":"2.0"}`) {
+			continue
+		}
+		big := c.msg[:i+1] + pad + c.msg[i+1:]
+		resp, body := post(t, ts.URL+"/mcp", big, "")
+		if resp.StatusCode == http.StatusAccepted {
+			t.Errorf("%s (2 MiB): 202, no answer", c.name)
+			continue
+		}
+		checkEnvelope(t, "http 2 MiB", c.name, body, c.code, c.kind, c.nullID)
+	}
+	// The arguments of a known tool, 2 MiB: the call goes through.
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"text":"` + strings.Repeat("y", 2<<20) + `"},"name":"size"}}`
+	if _, body := post(t, ts.URL+"/mcp", call, ""); !strings.Contains(body, `"text":"2097152"`) {
+		t.Errorf("a 2 MiB call of a known tool: %.300s", body)
+	}
+}
+
+// BenchmarkPrecheckReader is the envelope check of a 2 MiB tools/call
+// read from chunks, against json.Valid of the same bytes (the check of a
+// small body).
+func BenchmarkPrecheckReader(b *testing.B) {
+	_, srv := newBlocker()
+	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"size","arguments":{"text":"` + strings.Repeat("y", 2<<20) + `"}}}`)
+	b.Run("precheckReader", func(b *testing.B) {
+		b.SetBytes(int64(len(msg)))
+		for b.Loop() {
+			if _, handled := precheckReader(bytes.NewReader(msg), srv); handled {
+				b.Fatal("handled")
+			}
+		}
+	})
+	b.Run("json.Valid", func(b *testing.B) {
+		b.SetBytes(int64(len(msg)))
+		for b.Loop() {
+			if !json.Valid(msg) {
+				b.Fatal("invalid")
+			}
+		}
+	})
 }

@@ -1,0 +1,27 @@
+package schemes
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestRegistry(t *testing.T) {
+	r := New[func() int]("test")
+	r.Register("b", func() int { return 2 })
+	r.Register("a", func() int { return 1 })
+	if got := r.Schemes(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("Schemes = %v, want [a b]", got)
+	}
+	if o, ok := r.Lookup("b"); !ok || o() != 2 {
+		t.Fatal("Lookup(b) did not find the opener registered for b")
+	}
+	if _, ok := r.Lookup("c"); ok {
+		t.Fatal("Lookup(c) found an opener that was never registered")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("registering a scheme twice did not panic")
+		}
+	}()
+	r.Register("a", func() int { return 3 })
+}
