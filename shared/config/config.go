@@ -66,22 +66,25 @@ type Config struct {
 	RerankURL  string // hosted cross-encoder for answer's rerank; "" = rerank with the LLM
 	RerankKey  string
 
-	flags *pflag.FlagSet // where Flags registered the settings; nil: none
+	// given reports whether a setting Flags registered was given; nil: none
+	// was registered. Neither this field nor a method of Config mentions
+	// pflag: a type a Config reaches keeps every exported method in a
+	// program that calls methods by reflection (protobuf's does, in the
+	// Lambda bootstraps), and pflag.FlagSet's pull in every pflag value
+	// type (0.1 MB).
+	given func(name string) bool
 }
 
 // Given reports whether the setting name (a flag's name) was given, on
 // the command line or in its SHEAF_* variable, rather than defaulted.
-func (c *Config) Given(name string) bool {
-	if c.flags == nil {
-		return false
-	}
-	f := c.flags.Lookup(name)
-	return f != nil && f.Changed
-}
+func (c *Config) Given(name string) bool { return c.given != nil && c.given(name) }
 
-// Flags registers the settings on fs. Call Env after fs.Parse.
-func (c *Config) Flags(fs *pflag.FlagSet) {
-	c.flags = fs
+// Flags registers the settings of c on fs. Call Env after fs.Parse.
+func Flags(c *Config, fs *pflag.FlagSet) {
+	c.given = func(name string) bool {
+		f := fs.Lookup(name)
+		return f != nil && f.Changed
+	}
 	fs.StringVar(&c.Vault, "vault", "", "the vault: a folder of Markdown notes, or s3://bucket/prefix?endpoint=...&path_style=true (with --search http://meili:7700)")
 	fs.StringVar(&c.VaultID, "vault-id", "", "the vault's id, the value of the tools' vault argument (default: from the folder name)")
 	fs.StringVar(&c.State, "state", "", "folder for the index, the catalog and Sheaf's own objects (default: a folder named after the vault in the user cache folder, e.g. ~/.cache/sheaf/notes-1a2b3c4d; an existing <vault>/.sheaf is used as it is)")
