@@ -115,7 +115,7 @@ func openVault(ctx context.Context, cfg *config.Config, log *slog.Logger) (*core
 	if err != nil {
 		return nil, nil, err
 	}
-	if !o.Site.Live {
+	if !o.Site.Indexes() {
 		if cw, ok := o.Site.Store.(conditionalWriter); ok {
 			checkConditionalWrites(ctx, cw, log)
 		}

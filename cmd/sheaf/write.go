@@ -23,7 +23,7 @@ func writer(cmd *cobra.Command, cfg *config.Config) (*core.Core, store.Store, fu
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if o.Site.Live { // a folder: this process indexes it first
+	if o.Site.Indexes() { // a folder: this process indexes it first
 		if _, err := o.Indexer.Sync(cmd.Context(), nil); err != nil {
 			o.Close()
 			return nil, nil, nil, err

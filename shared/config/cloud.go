@@ -122,7 +122,7 @@ func OpenCloud(ctx context.Context, c *Config, log *slog.Logger) (*Cloud, error)
 		return nil, err
 	}
 	st, ok := o.Site.Store.(*s3.Store)
-	if !ok || o.Site.Live {
+	if !ok || o.Site.Indexes() {
 		o.Close()
 		return nil, fmt.Errorf("vault %q: not a bucket", c.Vault)
 	}

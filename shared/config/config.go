@@ -66,21 +66,19 @@ type Config struct {
 	RerankURL  string // hosted cross-encoder for answer's rerank; "" = rerank with the LLM
 	RerankKey  string
 
-	// given reports whether a setting Flags registered was given; nil: none
-	// was registered. Neither this field nor a method of Config mentions
-	// pflag: a type a Config reaches keeps every exported method in a
-	// program that calls methods by reflection (protobuf's does, in the
-	// Lambda bootstraps), and pflag.FlagSet's pull in every pflag value
-	// type (0.1 MB).
+	// given reports whether a setting was given (see Given); nil before
+	// Flags. A func, not the *pflag.FlagSet: a Lambda links less of pflag.
 	given func(name string) bool
 }
 
 // Given reports whether the setting name (a flag's name) was given, on
 // the command line or in its SHEAF_* variable, rather than defaulted.
-func (c *Config) Given(name string) bool { return c.given != nil && c.given(name) }
+func (c *Config) Given(name string) bool {
+	return c.given != nil && c.given(name)
+}
 
-// Flags registers the settings of c on fs. Call Env after fs.Parse.
-func Flags(c *Config, fs *pflag.FlagSet) {
+// Flags registers the settings on fs. Call Env after fs.Parse.
+func (c *Config) Flags(fs *pflag.FlagSet) {
 	c.given = func(name string) bool {
 		f := fs.Lookup(name)
 		return f != nil && f.Changed

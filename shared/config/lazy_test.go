@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
@@ -19,6 +20,17 @@ type heldSnapshots struct {
 func (h *heldSnapshots) Load(context.Context) (*vault.Catalog, error) { <-h.release; return h.cat, nil }
 func (h *heldSnapshots) Save(context.Context, *vault.Catalog) error   { return nil }
 
+// live is a Site.Live as the folder site's: the indexer's status, and the
+// load of the saved catalog into it.
+func live(ctx context.Context, o *Opened, _ *Config, _ *slog.Logger) func() {
+	o.Vault.Status = func() core.IndexStatus { return core.IndexStatus{State: o.Indexer.Status().State} }
+	return func() {
+		if cat, _ := o.Site.Snapshots.Load(ctx); cat != nil {
+			o.Indexer.Catalog = cat
+		}
+	}
+}
+
 // TestOpenLazilyWaitsForTheCatalog: until a live site's saved catalog is
 // loaded the status says "starting" and a tool's catalog or reindex waits
 // (here until its context ends) rather than answering from an empty
@@ -30,7 +42,7 @@ func TestOpenLazilyWaitsForTheCatalog(t *testing.T) {
 	}
 	c := &Config{Search: "http://127.0.0.1:1", NoAudit: true}
 	snaps := &heldSnapshots{release: make(chan struct{}), cat: saved}
-	o, err := build(t.Context(), c, &Site{Root: "r", ID: "v", Live: true, Snapshots: snaps}, slog.New(slog.DiscardHandler), true)
+	o, err := build(t.Context(), c, &Site{Root: "r", ID: "v", Live: live, Snapshots: snaps}, slog.New(slog.DiscardHandler), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +67,7 @@ func TestOpenLazilyWaitsForTheCatalog(t *testing.T) {
 
 	held := &heldSnapshots{release: make(chan struct{}), cat: saved}
 	close(held.release)
-	eager, err := Build(t.Context(), c, &Site{Root: "r", ID: "v", Live: true, Snapshots: held}, slog.New(slog.DiscardHandler))
+	eager, err := Build(t.Context(), c, &Site{Root: "r", ID: "v", Live: live, Snapshots: held}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sheaf-dev/sheaf/indexer"
@@ -18,7 +20,6 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/embed"
 	"github.com/sheaf-dev/sheaf/shared/history"
-	"github.com/sheaf-dev/sheaf/shared/internal/schemes"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -41,25 +42,61 @@ type Site struct {
 	Snapshots indexer.SnapshotStore // where the catalog snapshot is saved
 	// History opens the note history (called unless --history off).
 	History func() (history.Store, error)
-	// Live: this process keeps the catalog, indexing the notes itself (a
-	// folder). Otherwise the catalog is the snapshot another process (the
+	// Live is set by a site whose catalog this process keeps, indexing
+	// the notes itself (a folder): it wires o.Vault's readiness and status
+	// to o.Indexer and returns the load of the saved catalog into
+	// o.Indexer.Catalog (Build makes the tools' catalog and reindex the
+	// indexer's once it has run). nil: the catalog is the snapshot another process (the
 	// indexer function, sheaf reconcile) saves, and the handler's own
-	// writes are laid over it until that process catches up.
-	Live bool
+	// writes are laid over it until that process catches up. (A func, so
+	// that the Lambda functions do not link the live side.)
+	Live func(ctx context.Context, o *Opened, c *Config, log *slog.Logger) (load func())
 	// KeyPath and Bucket are the indexer's, for S3 events (nil, "": none).
 	KeyPath func(key string) (string, bool)
 	Bucket  string
 	Close   func() error // nil: nothing to close
 }
 
+// Indexes reports whether this process indexes the vault itself (Live is
+// set): the local door then runs the indexer and the file watcher.
+func (s *Site) Indexes() bool { return s.Live != nil }
+
 // SiteOpener opens the site of c.Vault.
 type SiteOpener func(ctx context.Context, c *Config) (*Site, error)
 
-var sites = schemes.New[SiteOpener]("config: site")
+// sites is a plain map, not a schemes.Registry, and is never handed to a
+// generic function: a generic's dictionary would mark SiteOpener, and so
+// *Config, as used in an interface, and the linker would then keep every
+// method of *Config and, through Flags, all of pflag in the Lambda
+// bootstraps (400 KB).
+var (
+	sitesMu sync.RWMutex
+	sites   = map[string]SiteOpener{}
+)
 
 // RegisterSite makes Open handle vaults of scheme (store.SchemeOf) with o;
 // the package that knows the site calls it from its init.
-func RegisterSite(scheme string, o SiteOpener) { sites.Register(scheme, o) }
+// It panics when the scheme is registered twice.
+func RegisterSite(scheme string, o SiteOpener) {
+	sitesMu.Lock()
+	defer sitesMu.Unlock()
+	if _, dup := sites[scheme]; dup {
+		panic("config: site scheme " + scheme + " registered twice")
+	}
+	sites[scheme] = o
+}
+
+// siteSchemes are the schemes of the registered sites, sorted.
+func siteSchemes() []string {
+	sitesMu.RLock()
+	defer sitesMu.RUnlock()
+	var out []string
+	for s := range sites { // not maps.Keys: its dictionary would keep *Config's methods, see sites
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}
 
 // OpenSite opens the site of c.Vault, chosen by its scheme.
 func OpenSite(ctx context.Context, c *Config) (*Site, error) {
@@ -67,9 +104,11 @@ func OpenSite(ctx context.Context, c *Config) (*Site, error) {
 		return nil, errors.New("no vault: pass --vault DIR or s3://bucket/prefix (SHEAF_VAULT)")
 	}
 	scheme := store.SchemeOf(c.Vault)
-	o, ok := sites.Lookup(scheme)
+	sitesMu.RLock()
+	o, ok := sites[scheme]
+	sitesMu.RUnlock()
 	if !ok {
-		return nil, Refuse("--vault", c.Vault, fmt.Sprintf("this program cannot open %s vaults (it can open: %s)", scheme, strings.Join(sites.Schemes(), ", ")))
+		return nil, Refuse("--vault", c.Vault, fmt.Sprintf("this program cannot open %s vaults (it can open: %s)", scheme, strings.Join(siteSchemes(), ", ")))
 	}
 	return o(ctx, c)
 }
@@ -147,7 +186,7 @@ func build(ctx context.Context, c *Config, site *Site, log *slog.Logger, lazy bo
 	if c.History != "" && c.History != "on" && c.History != "off" {
 		return nil, fmt.Errorf("--history %q: on or off", c.History)
 	}
-	if !site.Live {
+	if !site.Indexes() {
 		if err := refuseUnlive(c); err != nil {
 			return nil, err
 		}
@@ -177,7 +216,7 @@ func build(ctx context.Context, c *Config, site *Site, log *slog.Logger, lazy bo
 	ix := &indexer.Indexer{
 		Store: site.Store, Catalog: vault.NewCatalog(), Text: o.text, Snapshots: site.Snapshots,
 		MaxNoteBytes: c.MaxNoteBytes, Log: log, KeyPath: site.KeyPath, Bucket: site.Bucket,
-		TrackChanges: !site.Live && c.EmbedBaseURL != "",
+		TrackChanges: !site.Indexes() && c.EmbedBaseURL != "",
 	}
 	var reads textindex.Reader = o.text
 	if c.Search != "" && c.Search != "embedded" {
@@ -194,7 +233,7 @@ func build(ctx context.Context, c *Config, site *Site, log *slog.Logger, lazy bo
 	}
 	o.Vault, o.Indexer = v, ix
 	loadCatalog := func() {}
-	if site.Live {
+	if site.Indexes() {
 		loadCatalog = o.liveCatalog(ctx, c, log)
 	} else {
 		o.sharedCatalog(c, onLambda)
@@ -212,7 +251,7 @@ func build(ctx context.Context, c *Config, site *Site, log *slog.Logger, lazy bo
 		if v.History, err = site.History(); err != nil {
 			return nil, err
 		}
-		if ob, ok := v.History.(history.Observer); ok && site.Live {
+		if ob, ok := v.History.(history.Observer); ok && site.Indexes() {
 			ix.History = ob // the indexer records the changes made outside Sheaf
 		}
 	}
@@ -254,36 +293,25 @@ func refuseUnlive(c *Config) error {
 }
 
 // liveCatalog wires the tools to the catalog of the indexer this process
-// runs: they read it as it is kept current, and writes are indexed before
-// they return. It returns the load of the saved catalog, which Build runs
-// before it returns (or, for OpenLazily, in the background: until then the
-// tools wait and the status says "starting").
+// runs (the site's Live: readiness and status; the load of the saved
+// catalog): they read it as it is kept current, and writes are indexed
+// before they return. It returns the load, which Build runs before it
+// returns (or, for OpenLazily, in the background: until then the tools
+// wait and the status says "starting").
 func (o *Opened) liveCatalog(ctx context.Context, c *Config, log *slog.Logger) (load func()) {
-	ix, v := o.Indexer, o.Vault
+	v := o.Vault
+	load = o.Site.Live(context.WithoutCancel(ctx), o, c, log) // a load is short and bounded; Close waits for it
 	v.Catalogs, v.Reindex = loadingCatalog{o}, loadingReindexer{o}
-	v.Ready, v.IndexWait = ix.Ready, indexWait(c.IndexWait)
+	status := v.Status
 	v.Status = func() core.IndexStatus {
 		select {
 		case <-o.loaded:
+			return status()
 		default:
 			return core.IndexStatus{State: "starting"}
 		}
-		s := ix.Status()
-		return core.IndexStatus{State: s.State, Done: s.Done, Total: s.Total, Notes: s.Notes, Problems: s.Problems, Pending: s.Pending}
 	}
-	ctx = context.WithoutCancel(ctx) // a load is short and bounded; Close waits for it
-	return func() {
-		if o.Site.Snapshots == nil {
-			return
-		}
-		cat, err := o.Site.Snapshots.Load(ctx)
-		if err != nil {
-			log.Warn("catalog snapshot unreadable; rebuilding", "err", err)
-		}
-		if cat != nil {
-			ix.Catalog = cat
-		}
-	}
+	return load
 }
 
 // await waits for the catalog to be loaded, or for ctx to end.
@@ -417,7 +445,7 @@ func (o *Opened) openEmbeddings(ctx context.Context, c *Config, log *slog.Logger
 func (o *Opened) Close() error {
 	var errs []error
 	<-o.loaded // Save reads the catalog
-	if o.Site.Live {
+	if o.Site.Indexes() {
 		errs = append(errs, o.Indexer.Save(context.Background()))
 	}
 	errs = append(errs, o.release())
@@ -445,13 +473,4 @@ func (o *Opened) release() error {
 		errs = append(errs, o.vectors.Close())
 	}
 	return errors.Join(errs...)
-}
-
-// indexWait maps the --index-wait setting (0: do not wait) to the tools'
-// (0: the default, negative: do not wait).
-func indexWait(d time.Duration) time.Duration {
-	if d <= 0 {
-		return -1
-	}
-	return d
 }

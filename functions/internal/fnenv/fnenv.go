@@ -20,7 +20,7 @@ import (
 func Config() (*config.Config, error) {
 	c := &config.Config{}
 	fs := pflag.NewFlagSet("lambda", pflag.ContinueOnError)
-	config.Flags(c, fs)
+	c.Flags(fs)
 	if err := fs.Parse(nil); err != nil {
 		return nil, err
 	}

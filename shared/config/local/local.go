@@ -13,9 +13,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/sheaf-dev/sheaf/shared/config"
 	"github.com/sheaf-dev/sheaf/shared/config/local/watch"
+	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/history"
 	histfolder "github.com/sheaf-dev/sheaf/shared/history/folder"
 	"github.com/sheaf-dev/sheaf/shared/store"
@@ -68,8 +70,39 @@ func openFolder(_ context.Context, c *config.Config) (*config.Site, error) {
 	return &config.Site{
 		Store: st, Root: root, ID: config.VaultIDFrom(root), State: state, Disk: state,
 		Snapshots: &FileSnapshots{Path: filepath.Join(state, "catalog.json.gz")},
-		History:   history, Live: true, Close: st.Close,
+		History:   history, Live: liveCatalog, Close: st.Close,
 	}, nil
+}
+
+// liveCatalog wires the vault's readiness and status to the indexer this
+// process runs, and returns the load of the saved catalog into it (see
+// config.Site.Live: the tools read that catalog once it is loaded, as it
+// is kept current, and writes are indexed before they return).
+func liveCatalog(ctx context.Context, o *config.Opened, c *config.Config, log *slog.Logger) (load func()) {
+	ix, v := o.Indexer, o.Vault
+	v.Ready, v.IndexWait = ix.Ready, indexWait(c.IndexWait)
+	v.Status = func() core.IndexStatus {
+		s := ix.Status()
+		return core.IndexStatus{State: s.State, Done: s.Done, Total: s.Total, Notes: s.Notes, Problems: s.Problems, Pending: s.Pending}
+	}
+	return func() {
+		cat, err := o.Site.Snapshots.Load(ctx)
+		if err != nil {
+			log.Warn("catalog snapshot unreadable; rebuilding", "err", err)
+		}
+		if cat != nil {
+			ix.Catalog = cat
+		}
+	}
+}
+
+// indexWait maps the --index-wait setting (0: do not wait) to the tools'
+// (0: the default, negative: do not wait).
+func indexWait(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }
 
 // Open opens (or creates) the derived state of the vault folder c.Vault
@@ -92,7 +125,7 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, erro
 // Of is the local door over o, the vault c describes opened on a folder
 // site.
 func Of(o *config.Opened, c *config.Config) (*Vault, error) {
-	if !o.Site.Live {
+	if !o.Site.Indexes() {
 		o.Close()
 		return nil, fmt.Errorf("vault %q is not a folder", o.Vault.Root)
 	}
