@@ -15,7 +15,7 @@ RIE_VERSION       ?= v0.0.0-20261030222936-bef5c4ba774d
 GOBIN_DIR         := $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
 export PATH       := $(GOBIN_DIR):$(PATH)
 
-.PHONY: build test tools unit race smoke quickstart vet bench bench-big bench-sync fuzz run clean docs release sam-build sam-api sam-index s3-local
+.PHONY: build test tools unit race smoke quickstart vet bench bench-search bench-big bench-sync fuzz run clean docs release sam-build sam-api sam-index s3-local
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sheaf
@@ -95,6 +95,15 @@ bench:
 	SHEAF_BENCH_VAULT=$(BENCH_VAULT) $(GO) test -run '^$$' -bench . -timeout 30m ./cmd/sheaf/ 2>&1 | tee -a bench.txt
 	$(GO) test -run '^$$' -bench 'Init|WarmCall' -benchtime 200x ./functions/mcp/ 2>&1 | tee -a bench.txt
 	SHEAF_BENCH_FIRST_NOTES=100000 $(GO) test -run '^$$' -bench FirstTrueAnswer -benchtime 1x -timeout 30m ./cmd/sheaf/ 2>&1 | tee -a bench.txt
+	$(MAKE) bench-search
+
+# search through the official TypeScript SDK client on the 10k-note vault
+# the cmd/sheaf benchmarks generate in BENCH_VAULT (its index in a
+# temporary --state): p50/p95 of callTool, of the call without output-schema
+# validation, and of the raw response, and the response size.
+bench-search: build
+	@test -d infra/smoke/node_modules || npm --prefix infra/smoke install --no-audit --no-fund --loglevel=error
+	SHEAF_BIN=$(CURDIR)/$(BIN) SHEAF_VAULT=$(BENCH_VAULT) node infra/smoke/bench-search.mjs 2>&1 | tee -a bench.txt
 
 # Big vaults: a generated 100k-note vault (made once in BIG_VAULT, indexed
 # once in BIG_VAULT-state): bulk ingest, the local restart, and the cold

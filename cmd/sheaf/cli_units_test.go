@@ -36,7 +36,7 @@ func (s *syncBuffer) String() string {
 // sorted into a group, so that the commands that need it take it.
 func TestEveryFlagHasAGroup(t *testing.T) {
 	fs := pflag.NewFlagSet("all", pflag.ContinueOnError)
-	(&config.Config{}).Flags(fs)
+	config.Flags(&config.Config{}, fs)
 	grouped := map[string]bool{}
 	for _, names := range flagGroups {
 		for _, n := range names {

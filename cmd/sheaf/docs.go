@@ -96,7 +96,7 @@ func listTools(ctx context.Context, profile string) ([]listedTool, error) {
 		return nil, err
 	}
 	cfg := &config.Config{}
-	cfg.Flags(pflag.NewFlagSet("docs", pflag.ContinueOnError))
+	config.Flags(cfg, pflag.NewFlagSet("docs", pflag.ContinueOnError))
 	cfg.Vault, cfg.State = vault, filepath.Join(dir, "state")
 	cfg.EmbedBaseURL, cfg.EmbedModel = "http://127.0.0.1:9/v1", "any"
 	cfg.LLMBaseURL, cfg.LLMModel = "http://127.0.0.1:9/v1", "any"
@@ -343,7 +343,7 @@ func configurationDoc(root *cobra.Command) string {
 		})
 	}
 	all := pflag.NewFlagSet("all", pflag.ContinueOnError)
-	(&config.Config{}).Flags(all)
+	config.Flags(&config.Config{}, all)
 	groups := []struct{ key, title string }{
 		{"vault", "The vault"}, {"server", "Serving"}, {"writes", "Writes"}, {"backend", "Search and vector backends"},
 		{"embed", "Embeddings (semantic tools)"}, {"llm", "Chat model (answer, lint_semantic, suggest_tags)"},

@@ -62,7 +62,7 @@ var quietCommands = []string{"search", "health", "related", "embed", "answer", "
 func withConfig(cmd *cobra.Command) *config.Config {
 	cfg := &config.Config{}
 	all := pflag.NewFlagSet(cmd.Name(), pflag.ContinueOnError)
-	cfg.Flags(all)
+	config.Flags(cfg, all)
 	if slices.Contains(quietCommands, cmd.Name()) {
 		cfg.LogLevel = "warn"
 		all.Lookup("log-level").DefValue = "warn"

@@ -111,7 +111,7 @@ function beside it.`,
 // (unless --no-watch) follows it. A vault another process indexes (a
 // bucket) is read through the catalog snapshot that process saves.
 func openVault(ctx context.Context, cfg *config.Config, log *slog.Logger) (*core.Vault, func() error, error) {
-	o, err := config.Open(ctx, cfg, log)
+	o, err := config.OpenLazily(ctx, cfg, log)
 	if err != nil {
 		return nil, nil, err
 	}

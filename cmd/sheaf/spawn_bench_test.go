@@ -22,7 +22,10 @@ import (
 // number that holds on a loaded machine); run it with -benchtime 30x or
 // more. SHEAF_BENCH_VAULT and SHEAF_BENCH_STATE
 // reuse a vault and its `sheaf index --state`; SHEAF_BENCH_BIN spawns
-// another build (an older one, for a ratio measured in the same run).
+// another build instead. SHEAF_BENCH_BASE spawns a second build (an older
+// one) in the same run, alternating with this one, and reports its
+// figures as base-* and the ratios of this build's to its: the numbers to
+// compare on a machine that others load.
 func BenchmarkSpawn(b *testing.B) {
 	b.Run("empty", func(b *testing.B) {
 		dir := b.TempDir()
@@ -42,32 +45,53 @@ func BenchmarkSpawn(b *testing.B) {
 }
 
 func benchSpawn(b *testing.B, dir, state string) {
-	var inits, searches, cpus []time.Duration
-	for i := 0; i < b.N; i++ {
-		init, search, cpu := spawnOnce(b, dir, state)
-		inits = append(inits, init)
-		searches = append(searches, search)
-		cpus = append(cpus, cpu)
+	exe := bin
+	if other := os.Getenv("SHEAF_BENCH_BIN"); other != "" {
+		exe = other
 	}
-	med, p90 := median(inits)
-	b.ReportMetric(med, "ms-spawn-to-initialize")
-	b.ReportMetric(p90, "ms-p90-spawn-to-initialize")
-	med, p90 = median(searches)
-	b.ReportMetric(med, "ms-spawn-to-first-search")
-	b.ReportMetric(p90, "ms-p90-spawn-to-first-search")
-	med, _ = median(cpus)
-	b.ReportMetric(med, "ms-cpu-per-spawn")
+	base := os.Getenv("SHEAF_BENCH_BASE")
+	var this, old spawnTimes
+	for i := 0; i < b.N; i++ {
+		if base != "" && i%2 == 1 {
+			old.add(spawnOnce(b, base, dir, state))
+		}
+		this.add(spawnOnce(b, exe, dir, state))
+		if base != "" && i%2 == 0 {
+			old.add(spawnOnce(b, base, dir, state))
+		}
+	}
+	this.report(b, "")
+	if base != "" {
+		old.report(b, "base-")
+		b.ReportMetric(this.med(this.cpus)/old.med(old.cpus), "ratio-cpu-per-spawn")
+		b.ReportMetric(this.med(this.inits)/old.med(old.inits), "ratio-spawn-to-initialize")
+	}
+}
+
+// spawnTimes are the times of spawns of one build.
+type spawnTimes struct{ inits, searches, cpus []time.Duration }
+
+func (s *spawnTimes) add(init, search, cpu time.Duration) {
+	s.inits, s.searches, s.cpus = append(s.inits, init), append(s.searches, search), append(s.cpus, cpu)
+}
+
+func (s *spawnTimes) med(ds []time.Duration) float64 { m, _ := median(ds); return m }
+
+func (s *spawnTimes) report(b *testing.B, prefix string) {
+	med, p90 := median(s.inits)
+	b.ReportMetric(med, prefix+"ms-spawn-to-initialize")
+	b.ReportMetric(p90, prefix+"ms-p90-spawn-to-initialize")
+	med, p90 = median(s.searches)
+	b.ReportMetric(med, prefix+"ms-spawn-to-first-search")
+	b.ReportMetric(p90, prefix+"ms-p90-spawn-to-first-search")
+	b.ReportMetric(s.med(s.cpus), prefix+"ms-cpu-per-spawn")
 }
 
 // spawnOnce starts the server, sends initialize, then a search, over raw
 // newline-delimited JSON-RPC (no client library in the measurement), and
 // returns the process's CPU time once it has exited.
-func spawnOnce(b *testing.B, dir, state string) (init, search, cpu time.Duration) {
+func spawnOnce(b *testing.B, exe, dir, state string) (init, search, cpu time.Duration) {
 	b.Helper()
-	exe := bin
-	if other := os.Getenv("SHEAF_BENCH_BIN"); other != "" {
-		exe = other
-	}
 	cmd := exec.Command(exe, "serve", "--vault", dir, "--state", state, "--no-watch", "--log-level", "error")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

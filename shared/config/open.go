@@ -43,12 +43,14 @@ type Site struct {
 	// History opens the note history (called unless --history off).
 	History func() (history.Store, error)
 	// Live is set by a site whose catalog this process keeps, indexing
-	// the notes itself (a folder): it wires o.Vault's catalog to
-	// o.Indexer. nil: the catalog is the snapshot another process (the
+	// the notes itself (a folder): it wires o.Vault's readiness and status
+	// to o.Indexer and returns the load of the saved catalog into
+	// o.Indexer.Catalog (Build makes the tools' catalog and reindex the
+	// indexer's once it has run). nil: the catalog is the snapshot another process (the
 	// indexer function, sheaf reconcile) saves, and the handler's own
 	// writes are laid over it until that process catches up. (A func, so
 	// that the Lambda functions do not link the live side.)
-	Live func(ctx context.Context, o *Opened, c *Config, log *slog.Logger)
+	Live func(ctx context.Context, o *Opened, c *Config, log *slog.Logger) (load func())
 	// KeyPath and Bucket are the indexer's, for S3 events (nil, "": none).
 	KeyPath func(key string) (string, bool)
 	Bucket  string
@@ -132,15 +134,35 @@ type Opened struct {
 
 	text    textindex.Index
 	vectors vectors.Index // nil without an embeddings provider
+	loaded  chan struct{} // closed once Indexer.Catalog is loaded (see OpenLazily)
 }
+
+// Loaded returns a channel closed once the catalog is loaded: at once but
+// for a vault from OpenLazily. Use the Indexer only after it is closed.
+func (o *Opened) Loaded() <-chan struct{} { return o.loaded }
 
 // Open opens the site of c.Vault and builds the vault on it (Build).
 func Open(ctx context.Context, c *Config, log *slog.Logger) (*Opened, error) {
+	return open(ctx, c, log, false)
+}
+
+// OpenLazily is Open for a server that answers before it has done any
+// work that grows with the vault: a live site's catalog snapshot (about
+// 100 ms of CPU per 10k notes) and an embedded vector index (read whole)
+// are read in the background. Meanwhile the tools' catalog and the
+// reindex of their writes wait for the load (as long as their call's
+// context lets them), as do the vector calls, Close, and whoever reads
+// Loaded before using the Indexer; the status says "starting".
+func OpenLazily(ctx context.Context, c *Config, log *slog.Logger) (*Opened, error) {
+	return open(ctx, c, log, true)
+}
+
+func open(ctx context.Context, c *Config, log *slog.Logger, lazy bool) (*Opened, error) {
 	site, err := OpenSite(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	o, err := Build(ctx, c, site, log)
+	o, err := build(ctx, c, site, log, lazy)
 	if err != nil && site.Close != nil {
 		err = errors.Join(err, site.Close())
 	}
@@ -153,7 +175,11 @@ func Open(ctx context.Context, c *Config, log *slog.Logger) (*Opened, error) {
 // the catalog, the history, the read audit and the models. It makes no
 // network call. On Lambda (AWS_LAMBDA_RUNTIME_API set) the audit is
 // flushed by the handler and await_directives is capped at LambdaMaxWait.
-func Build(ctx context.Context, c *Config, site *Site, log *slog.Logger) (_ *Opened, err error) {
+func Build(ctx context.Context, c *Config, site *Site, log *slog.Logger) (*Opened, error) {
+	return build(ctx, c, site, log, false)
+}
+
+func build(ctx context.Context, c *Config, site *Site, log *slog.Logger, lazy bool) (_ *Opened, err error) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -165,7 +191,7 @@ func Build(ctx context.Context, c *Config, site *Site, log *slog.Logger) (_ *Ope
 			return nil, err
 		}
 	}
-	o := &Opened{Site: site}
+	o := &Opened{Site: site, loaded: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			o.release()
@@ -206,8 +232,9 @@ func Build(ctx context.Context, c *Config, site *Site, log *slog.Logger) (_ *Ope
 		v.MaxWait = LambdaMaxWait
 	}
 	o.Vault, o.Indexer = v, ix
+	loadCatalog := func() {}
 	if site.Indexes() {
-		site.Live(ctx, o, c, log)
+		loadCatalog = o.liveCatalog(ctx, c, log)
 	} else {
 		o.sharedCatalog(c, onLambda)
 	}
@@ -228,9 +255,18 @@ func Build(ctx context.Context, c *Config, site *Site, log *slog.Logger) (_ *Ope
 			ix.History = ob // the indexer records the changes made outside Sheaf
 		}
 	}
-	if err := o.openEmbeddings(ctx, c, log); err != nil {
+	if err := o.openEmbeddings(ctx, c, log, lazy); err != nil {
 		return nil, err
 	}
+	if !lazy {
+		loadCatalog()
+		close(o.loaded)
+		return o, nil
+	}
+	go func() {
+		defer close(o.loaded)
+		loadCatalog()
+	}()
 	return o, nil
 }
 
@@ -254,6 +290,60 @@ func refuseUnlive(c *Config) error {
 		}
 	}
 	return nil
+}
+
+// liveCatalog wires the tools to the catalog of the indexer this process
+// runs (the site's Live: readiness and status; the load of the saved
+// catalog): they read it as it is kept current, and writes are indexed
+// before they return. It returns the load, which Build runs before it
+// returns (or, for OpenLazily, in the background: until then the tools
+// wait and the status says "starting").
+func (o *Opened) liveCatalog(ctx context.Context, c *Config, log *slog.Logger) (load func()) {
+	v := o.Vault
+	load = o.Site.Live(context.WithoutCancel(ctx), o, c, log) // a load is short and bounded; Close waits for it
+	v.Catalogs, v.Reindex = loadingCatalog{o}, loadingReindexer{o}
+	status := v.Status
+	v.Status = func() core.IndexStatus {
+		select {
+		case <-o.loaded:
+			return status()
+		default:
+			return core.IndexStatus{State: "starting"}
+		}
+	}
+	return load
+}
+
+// await waits for the catalog to be loaded, or for ctx to end.
+func (o *Opened) await(ctx context.Context) error {
+	select {
+	case <-o.loaded:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// loadingCatalog is the live catalog of the indexer, once it is loaded.
+type loadingCatalog struct{ o *Opened }
+
+// Catalog implements core.Catalogs.
+func (l loadingCatalog) Catalog(ctx context.Context) (*vault.Catalog, error) {
+	if err := l.o.await(ctx); err != nil {
+		return nil, err
+	}
+	return l.o.Indexer.Catalog, nil
+}
+
+// loadingReindexer is the indexer's Reindex, once the catalog is loaded.
+type loadingReindexer struct{ o *Opened }
+
+// Reindex implements core.Reindexer.
+func (r loadingReindexer) Reindex(ctx context.Context, paths ...string) error {
+	if err := r.o.await(ctx); err != nil {
+		return err
+	}
+	return r.o.Indexer.Reindex(ctx, paths...)
 }
 
 // sharedCatalog reads the catalog snapshot another process saves. A
@@ -305,7 +395,7 @@ func openText(ctx context.Context, c *Config, site *Site, id string) (textindex.
 // --vectors names when c.EmbedBaseURL is set: "embedded" is the index on
 // the site's disk, anything else a URL (a Qdrant collection, "sheaf-<vault
 // id>" unless the URL names one).
-func (o *Opened) openEmbeddings(ctx context.Context, c *Config, log *slog.Logger) error {
+func (o *Opened) openEmbeddings(ctx context.Context, c *Config, log *slog.Logger, lazy bool) error {
 	if c.EmbedBaseURL == "" {
 		return nil
 	}
@@ -320,12 +410,28 @@ func (o *Opened) openEmbeddings(ctx context.Context, c *Config, log *slog.Logger
 	if err != nil {
 		return fmt.Errorf("embeddings: %w", err)
 	}
-	vec, err := vectors.Open(ctx, u, vectors.Defaults{Name: "sheaf-" + o.Vault.ID, APIKey: c.VectorsKey})
-	if err != nil {
-		return err
+	open := func() (vectors.Index, error) {
+		vec, err := vectors.Open(ctx, u, vectors.Defaults{Name: "sheaf-" + o.Vault.ID, APIKey: c.VectorsKey})
+		if err != nil {
+			return nil, err
+		}
+		if l, ok := vec.(interface{ LoadError() error }); ok && l.LoadError() != nil {
+			log.Warn("vector index unreadable; re-embedding", "err", l.LoadError())
+		}
+		return vec, nil
 	}
-	if l, ok := vec.(interface{ LoadError() error }); ok && l.LoadError() != nil {
-		log.Warn("vector index unreadable; re-embedding", "err", l.LoadError())
+	var vec vectors.Index
+	if lazy && strings.HasPrefix(u, "embedded:") {
+		// The embedded index reads its whole file: in the background.
+		vec = openVectorsLazily(func() (vectors.Index, error) {
+			vec, err := open()
+			if err != nil {
+				log.Error("opening the vector index; semantic calls will fail", "err", err)
+			}
+			return vec, err
+		})
+	} else if vec, err = open(); err != nil {
+		return err
 	}
 	o.vectors = vec
 	o.Embeddings = &indexer.Embeddings{Store: o.Vault.Store, Embedder: emb, Vectors: vec, MaxNoteBytes: c.MaxNoteBytes, Log: log}
@@ -338,6 +444,7 @@ func (o *Opened) openEmbeddings(ctx context.Context, c *Config, log *slog.Logger
 // the history and the site. Stop what runs over the vault first.
 func (o *Opened) Close() error {
 	var errs []error
+	<-o.loaded // Save reads the catalog
 	if o.Site.Indexes() {
 		errs = append(errs, o.Indexer.Save(context.Background()))
 	}

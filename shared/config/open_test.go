@@ -35,7 +35,7 @@ func TestOpenRefusesFlagsWithAKind(t *testing.T) {
 		c := tc.c
 		if tc.given != nil {
 			fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
-			c.Flags(fs)
+			Flags(&c, fs)
 			for _, kv := range tc.given {
 				k, v, _ := strings.Cut(kv, "=")
 				if err := fs.Set(k, v); err != nil {
@@ -60,7 +60,7 @@ func TestDefaultsAreNotRefused(t *testing.T) {
 	t.Setenv("AWS_REGION", "us-east-1")
 	c := &Config{}
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
-	c.Flags(fs)
+	Flags(c, fs)
 	for k, v := range map[string]string{"vault": "s3://b/p", "search": "http://127.0.0.1:7700"} {
 		if err := fs.Set(k, v); err != nil {
 			t.Fatal(err)

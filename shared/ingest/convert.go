@@ -3,7 +3,6 @@ package ingest
 import (
 	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"net/url"
 	"path"
@@ -11,8 +10,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"golang.org/x/net/html/charset"
 )
 
 // Format is what Convert reads a document as.
@@ -241,23 +238,30 @@ func isMarkdownName(src Source) bool {
 }
 
 // decodeText returns body as UTF-8: through the declared charset when there
-// is one, else as UTF-8 with invalid bytes replaced.
-func decodeText(body []byte, cs string) string {
-	if cs != "" && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "utf8") {
-		if r, err := charset.NewReaderLabel(cs, bytes.NewReader(body)); err == nil {
-			if b, err := io.ReadAll(r); err == nil {
-				return strings.ToValidUTF8(string(b), "\uFFFD")
-			}
+// is one Sheaf knows, else as UTF-8 with invalid bytes replaced. A legacy
+// multi-byte charset is refused (see charset.go).
+func decodeText(body []byte, cs string) (string, error) {
+	if cs != "" {
+		out, known, err := decodeLabel(body, cs)
+		if err != nil {
+			return "", err
+		}
+		if known {
+			body = out
 		}
 	}
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
-	return strings.ToValidUTF8(string(body), "\uFFFD")
+	return strings.ToValidUTF8(string(body), "\uFFFD"), nil
 }
 
 // textDocument keeps Markdown and plain text as they are; a Markdown file's
 // own frontmatter is kept as a fenced yaml block and its title used.
 func textDocument(src Source, f Format) (*Document, error) {
-	text := strings.ReplaceAll(decodeText(src.Body, src.Charset), "\r\n", "\n")
+	text, err := decodeText(src.Body, src.Charset)
+	if err != nil {
+		return nil, err
+	}
+	text = strings.ReplaceAll(text, "\r\n", "\n")
 	doc := &Document{}
 	if f == FormatMarkdown {
 		if fm, rest, ok := splitFrontmatter(text); ok {

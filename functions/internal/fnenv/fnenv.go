@@ -20,7 +20,7 @@ import (
 func Config() (*config.Config, error) {
 	c := &config.Config{}
 	fs := pflag.NewFlagSet("lambda", pflag.ContinueOnError)
-	c.Flags(fs)
+	config.Flags(c, fs)
 	if err := fs.Parse(nil); err != nil {
 		return nil, err
 	}

@@ -3,7 +3,7 @@ package oauthserver
 import (
 	"context"
 	"errors"
-	"html/template"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -370,46 +370,12 @@ func (s *Server) consentPage(w http.ResponseWriter, status int, c client, req re
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	_ = consentTemplate.Execute(w, v)
+	_, _ = io.WriteString(w, v.html())
 }
 
 // errorPage shows a refusal that cannot go back to the client.
 func (s *Server) errorPage(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	_ = errorTemplate.Execute(w, msg)
+	_, _ = io.WriteString(w, errorHTML(msg))
 }
-
-const pageStyle = `<style>
-body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:2rem auto;padding:0 1rem;color:#222}
-h1{font-size:1.4rem}.who{background:#f4f4f4;padding:.75rem 1rem;border-radius:6px}
-.err{background:#fde8e8;color:#8a1111;padding:.5rem 1rem;border-radius:6px}
-label{display:block;margin:.4rem 0}textarea,input[type=password]{width:100%;box-sizing:border-box;font:inherit;padding:.4rem}
-.small{font-size:.85rem;color:#555}button{font:inherit;padding:.5rem 1.2rem;margin-right:.5rem}
-</style>`
-
-var consentTemplate = template.Must(template.New("consent").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>Allow access to your Sheaf vault?</title>` + pageStyle + `</head><body>
-<h1>Allow access to your Sheaf vault?</h1>
-<div class="who"><p><strong>{{.ClientName}}</strong>{{if .Unverified}} <span class="small">(the name the app gave itself)</span>{{end}}</p>
-{{if .ClientHost}}<p class="small">Identified by {{.ClientHost}}</p>{{end}}
-<p class="small">Client id: {{.ClientID}}<br>Approval is sent to: {{.RedirectTo}}<br>It asked for: {{range $i, $s := .Asked}}{{if $i}}, {{end}}{{$s}}{{end}}</p></div>
-{{if .Error}}<p class="err">{{.Error}}</p>{{end}}
-<form method="post" action="authorize">
-<input type="hidden" name="request" value="{{.RequestID}}"><input type="hidden" name="csrf" value="{{.CSRF}}">
-<h2>What it may do</h2>
-{{range .Scopes}}<label><input type="radio" name="scope" value="{{.Value}}"{{if .Checked}} checked{{end}}> {{.Label}}</label>{{end}}
-<label><input type="checkbox" name="propose_only"> Its writes become proposals that you apply</label>
-<h2>Which folders</h2>
-<label for="folders" class="small">One rule a line: a glob such as <code>Projects/**</code>, or <code>!Projects/secret/**</code> to leave some out; the last matching rule wins. Empty: the whole vault.</label>
-<textarea id="folders" name="folders" rows="4">{{.FolderRules}}</textarea>
-<h2>Your owner key</h2>
-<label for="owner_key" class="small">The key <code>sheaf keys add --owner</code> printed. It only approves; it is not given to the app.</label>
-<input id="owner_key" type="password" name="owner_key" autocomplete="off" required>
-<p><button type="submit" name="action" value="approve">Allow</button><button type="submit" name="action" value="deny" formnovalidate>Deny</button></p>
-</form></body></html>`))
-
-var errorTemplate = template.Must(template.New("error").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Sheaf: authorization refused</title>` + pageStyle + `</head><body>
-<h1>Authorization refused</h1><p class="err">{{.}}</p></body></html>`))

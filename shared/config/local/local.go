@@ -74,23 +74,25 @@ func openFolder(_ context.Context, c *config.Config) (*config.Site, error) {
 	}, nil
 }
 
-// liveCatalog loads the saved catalog into the indexer this process runs;
-// the tools read it as it is kept current, and writes are indexed before
-// they return (config.Site.Live).
-func liveCatalog(ctx context.Context, o *config.Opened, c *config.Config, log *slog.Logger) {
+// liveCatalog wires the vault's readiness and status to the indexer this
+// process runs, and returns the load of the saved catalog into it (see
+// config.Site.Live: the tools read that catalog once it is loaded, as it
+// is kept current, and writes are indexed before they return).
+func liveCatalog(ctx context.Context, o *config.Opened, c *config.Config, log *slog.Logger) (load func()) {
 	ix, v := o.Indexer, o.Vault
-	cat, err := o.Site.Snapshots.Load(ctx)
-	if err != nil {
-		log.Warn("catalog snapshot unreadable; rebuilding", "err", err)
-	}
-	if cat != nil {
-		ix.Catalog = cat
-	}
-	v.Catalogs, v.Reindex = core.LiveCatalog{C: ix.Catalog}, ix
 	v.Ready, v.IndexWait = ix.Ready, indexWait(c.IndexWait)
 	v.Status = func() core.IndexStatus {
 		s := ix.Status()
 		return core.IndexStatus{State: s.State, Done: s.Done, Total: s.Total, Notes: s.Notes, Problems: s.Problems, Pending: s.Pending}
+	}
+	return func() {
+		cat, err := o.Site.Snapshots.Load(ctx)
+		if err != nil {
+			log.Warn("catalog snapshot unreadable; rebuilding", "err", err)
+		}
+		if cat != nil {
+			ix.Catalog = cat
+		}
 	}
 }
 
@@ -148,6 +150,7 @@ func (l *Vault) Start(ctx context.Context, noWatch bool) {
 	l.bg.Add(1)
 	go func() {
 		defer l.bg.Done()
+		<-l.Loaded() // the catalog (config.OpenLazily)
 		if _, err := l.Indexer.Sync(ctx, nil); err != nil && ctx.Err() == nil {
 			l.Indexer.Log.Error("indexing the vault", "err", err)
 		}

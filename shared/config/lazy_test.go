@@ -1,0 +1,83 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/sheaf-dev/sheaf/shared/core"
+	"github.com/sheaf-dev/sheaf/shared/vault"
+)
+
+// heldSnapshots is a saved catalog whose Load waits for release.
+type heldSnapshots struct {
+	release chan struct{}
+	cat     *vault.Catalog
+}
+
+func (h *heldSnapshots) Load(context.Context) (*vault.Catalog, error) { <-h.release; return h.cat, nil }
+func (h *heldSnapshots) Save(context.Context, *vault.Catalog) error   { return nil }
+
+// live is a Site.Live as the folder site's: the indexer's status, and the
+// load of the saved catalog into it.
+func live(ctx context.Context, o *Opened, _ *Config, _ *slog.Logger) func() {
+	o.Vault.Status = func() core.IndexStatus { return core.IndexStatus{State: o.Indexer.Status().State} }
+	return func() {
+		if cat, _ := o.Site.Snapshots.Load(ctx); cat != nil {
+			o.Indexer.Catalog = cat
+		}
+	}
+}
+
+// TestOpenLazilyWaitsForTheCatalog: until a live site's saved catalog is
+// loaded the status says "starting" and a tool's catalog or reindex waits
+// (here until its context ends) rather than answering from an empty
+// catalog; Build returns with it loaded.
+func TestOpenLazilyWaitsForTheCatalog(t *testing.T) {
+	saved := vault.NewCatalog()
+	for _, p := range []string{"a.md", "b.md", "c.md"} {
+		saved.Upsert(vault.Note{Path: p})
+	}
+	c := &Config{Search: "http://127.0.0.1:1", NoAudit: true}
+	snaps := &heldSnapshots{release: make(chan struct{}), cat: saved}
+	o, err := build(t.Context(), c, &Site{Root: "r", ID: "v", Live: live, Snapshots: snaps}, slog.New(slog.DiscardHandler), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if st := o.Vault.Status(); st.State != "starting" {
+		t.Errorf("status before the load: %q, want starting", st.State)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if cat, err := o.Vault.Catalogs.Catalog(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("catalog before the load: %v, %v; want to wait until the deadline", cat, err)
+	}
+	if err := o.Vault.Reindex.Reindex(ctx, "a.md"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("reindex before the load: %v; want to wait until the deadline", err)
+	}
+	close(snaps.release)
+	cat, err := o.Vault.Catalogs.Catalog(t.Context())
+	if err != nil || cat.Len() != 3 {
+		t.Fatalf("catalog after the load: %v, %v; want 3 notes", cat, err)
+	}
+	<-o.Loaded()
+
+	held := &heldSnapshots{release: make(chan struct{}), cat: saved}
+	close(held.release)
+	eager, err := Build(t.Context(), c, &Site{Root: "r", ID: "v", Live: live, Snapshots: held}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eager.Close()
+	select {
+	case <-eager.Loaded():
+	default:
+		t.Error("Build returned before the catalog was loaded")
+	}
+	if n := eager.Indexer.Catalog.Len(); n != 3 {
+		t.Errorf("Build's catalog: %d notes, want 3", n)
+	}
+}
