@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"path"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/net/html/charset"
 )
 
 // Format is what Convert reads a document as.
@@ -238,30 +241,23 @@ func isMarkdownName(src Source) bool {
 }
 
 // decodeText returns body as UTF-8: through the declared charset when there
-// is one Sheaf knows, else as UTF-8 with invalid bytes replaced. A legacy
-// multi-byte charset is refused (see charset.go).
-func decodeText(body []byte, cs string) (string, error) {
-	if cs != "" {
-		out, known, err := decodeLabel(body, cs)
-		if err != nil {
-			return "", err
-		}
-		if known {
-			body = out
+// is one, else as UTF-8 with invalid bytes replaced.
+func decodeText(body []byte, cs string) string {
+	if cs != "" && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "utf8") {
+		if r, err := charset.NewReaderLabel(cs, bytes.NewReader(body)); err == nil {
+			if b, err := io.ReadAll(r); err == nil {
+				return strings.ToValidUTF8(string(b), "\uFFFD")
+			}
 		}
 	}
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
-	return strings.ToValidUTF8(string(body), "\uFFFD"), nil
+	return strings.ToValidUTF8(string(body), "\uFFFD")
 }
 
 // textDocument keeps Markdown and plain text as they are; a Markdown file's
 // own frontmatter is kept as a fenced yaml block and its title used.
 func textDocument(src Source, f Format) (*Document, error) {
-	text, err := decodeText(src.Body, src.Charset)
-	if err != nil {
-		return nil, err
-	}
-	text = strings.ReplaceAll(text, "\r\n", "\n")
+	text := strings.ReplaceAll(decodeText(src.Body, src.Charset), "\r\n", "\n")
 	doc := &Document{}
 	if f == FormatMarkdown {
 		if fm, rest, ok := splitFrontmatter(text); ok {

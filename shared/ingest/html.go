@@ -15,6 +15,7 @@ import (
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+	"golang.org/x/net/html/charset"
 )
 
 // minArticleText is the least text (in bytes) the extracted main content
@@ -30,11 +31,15 @@ func htmlDocument(ctx context.Context, src Source, lim ConvertLimits) (doc *Docu
 			doc, err = nil, &Error{Reason: ReasonUnreadable, Message: "The HTML could not be converted.", Err: fmt.Errorf("panic: %v", r)}
 		}
 	}()
-	body, err := decodeHTML(src.Body, src.Charset)
-	if err != nil {
-		return nil, err
+	ct := "text/html"
+	if src.Charset != "" {
+		ct += "; charset=" + src.Charset
 	}
-	root, err := html.Parse(bytes.NewReader(body))
+	r, err := charset.NewReader(bytes.NewReader(src.Body), ct)
+	if err != nil {
+		r = bytes.NewReader(src.Body)
+	}
+	root, err := html.Parse(r)
 	if err != nil {
 		if strings.Contains(err.Error(), "exceeds") { // x/net/html's bound on open elements
 			return nil, &Error{Reason: ReasonDocumentTooComplex, Fields: map[string]any{"max_depth": maxHTMLDepth},
