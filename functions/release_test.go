@@ -131,3 +131,16 @@ func TestScriptsLint(t *testing.T) {
 		}
 	}
 }
+
+// TestGoInstallable: `go install github.com/sheaf-dev/sheaf/cmd/sheaf@v…`
+// (the README's install) refuses a module whose go.mod has a replace or
+// exclude directive, so a patched dependency must never be wired that way.
+func TestGoInstallable(t *testing.T) {
+	data, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`(?m)^\s*(replace|exclude)\b.*$`).FindAllString(string(data), -1) {
+		t.Errorf("go.mod: %q: go install would refuse the module", strings.TrimSpace(m))
+	}
+}
