@@ -141,14 +141,19 @@ type applyResult struct {
 // apply de-duplicates the hints' paths, applies them as one batch (with
 // those of concurrent callers) and saves the snapshot; err is a failure of
 // the save.
-func (ix *Indexer) apply(ctx context.Context, hints []Hint) (applyResult, error) {
-	var res applyResult
+func (ix *Indexer) apply(ctx context.Context, hints []Hint) (res applyResult, err error) {
 	byPath := map[string]*target{}
 	var order []*target
+	uploads := map[string]*target{}
+	defer ix.fileUploads(ctx, uploads, &res) // into the named result
 	for _, h := range hints {
 		keys := []string{h.Key}
 		if h.AltKey != "" {
 			keys = append(keys, h.AltKey)
+		}
+		if t := ix.uploadOfKey(h, uploads); t != nil {
+			uploads[t.path] = t
+			continue
 		}
 		mapped := false
 		for _, k := range keys {
@@ -414,4 +419,44 @@ func bearerOK(header, token string) bool {
 		return false
 	}
 	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(cred)), []byte(token)) == 1
+}
+
+// UploadsDir holds the files staged by ingest_file's presigned upload,
+// <id>.bin beside its manifest.
+const UploadsDir = ".sheaf/ingest/uploads/"
+
+// uploadOfKey is the upload an event's key stages (nil for any other key),
+// merged with one already seen in the batch.
+func (ix *Indexer) uploadOfKey(h Hint, seen map[string]*target) *target {
+	if ix.Uploads == nil || (ix.Bucket != "" && h.Bucket != "" && h.Bucket != ix.Bucket) {
+		return nil
+	}
+	p, ok := h.Key, true
+	if ix.KeyPath != nil {
+		p, ok = ix.KeyPath(h.Key)
+	}
+	if !ok || !strings.HasPrefix(p, UploadsDir) || !strings.HasSuffix(p, ".bin") || strings.Contains(p[len(UploadsDir):], "/") {
+		return nil
+	}
+	t := seen[p]
+	if t == nil {
+		t = &target{path: p}
+	}
+	if h.MessageID != "" {
+		t.messages = append(t.messages, h.MessageID)
+	}
+	return t
+}
+
+// fileUploads files the batch's staged uploads (after its notes): each
+// is applied, or failed to be retried.
+func (ix *Indexer) fileUploads(ctx context.Context, uploads map[string]*target, res *applyResult) {
+	for _, t := range uploads {
+		if t.err = ix.Uploads(ctx, t.path); t.err != nil {
+			ix.log().Warn("filing an upload", "path", t.path, "err", t.err)
+			res.failed = append(res.failed, t)
+		} else {
+			res.applied++
+		}
+	}
 }

@@ -185,6 +185,14 @@ func OpenCloud(ctx context.Context, c *Config, log *slog.Logger) (*Cloud, error)
 		return nil, err
 	}
 	cl := &Cloud{Vault: v, Indexer: ix, Store: st, Root: v.Root, snaps: snaps}
+	// The indexer files ingest_file's presigned uploads as they arrive.
+	ix.Uploads = func(ctx context.Context, path string) error {
+		s, err := core.New(v)
+		if err != nil {
+			return err
+		}
+		return s.FileUpload(ctx, path)
+	}
 	if err := cl.openEmbeddings(ctx, c, log); err != nil {
 		return nil, err
 	}
