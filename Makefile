@@ -48,7 +48,7 @@ unit:
 
 # The race detector over the concurrent parts (indexer, catalog, stores, tools).
 race:
-	$(GO) test -json -race -short -count=1 -timeout 15m ./indexer/ ./shared/vault/ ./shared/store/... ./shared/core/ ./shared/tools/ ./shared/textindex/... ./shared/vectors/... ./shared/embed/ ./shared/auth/... ./shared/llm/... ./shared/vaultsync/ ./functions/internal/... | $(GO) run ./infra/testsummary -allow .ci/skips
+	$(GO) test -json -race -short -count=1 -timeout 15m ./indexer/ ./shared/catalogstore/ ./shared/s3events/ ./shared/config/local/watch/ ./shared/vault/ ./shared/store/... ./shared/core/ ./shared/tools/ ./shared/textindex/... ./shared/vectors/... ./shared/embed/ ./shared/auth/... ./shared/llm/... ./shared/vaultsync/ ./functions/internal/... | $(GO) run ./infra/testsummary -allow .ci/skips
 
 smoke: build
 	@test -d infra/smoke/node_modules || npm --prefix infra/smoke install --no-audit --no-fund --loglevel=error
@@ -104,7 +104,7 @@ bench:
 bench-big: build
 	@test -d $(BIG_VAULT) || $(BIN) gen $(BIG_VAULT) --notes 100000
 	@test -d $(BIG_VAULT)-state || $(BIN) index --vault $(BIG_VAULT) --state $(BIG_VAULT)-state --quiet
-	SHEAF_BENCH_INGEST_NOTES=100000 $(GO) test -run '^$$' -bench 'BulkIngest/text=fts5/instances=1' -benchtime 1x -timeout 60m ./indexer/ 2>&1 | tee bench-big.txt
+	SHEAF_BENCH_INGEST_NOTES=100000 $(GO) test -run '^$$' -bench 'BulkIngest/text=fts5/instances=1' -benchtime 1x -timeout 60m ./shared/s3events/ 2>-benchtime 1x -timeout 60m ./indexer/ 2>&1 | tee bench-big.txt1 | tee bench-big.txt
 	SHEAF_BENCH_VAULT=$(BIG_VAULT) SHEAF_BENCH_STATE=$(BIG_VAULT)-state $(GO) test -run '^$$' -bench 'Serve10k|CloudColdStart' -benchtime 1x -timeout 30m ./cmd/sheaf/ 2>&1 | tee -a bench-big.txt
 	SHEAF_BENCH_VAULT=$(BIG_VAULT) SHEAF_BENCH_STATE=$(BIG_VAULT)-state $(GO) test -run '^$$' -bench LambdaColdStart -benchtime 1x -timeout 30m ./functions/mcp/ 2>&1 | tee -a bench-big.txt
 	SHEAF_BENCH_LAMBDA_MEMORY=1024 SHEAF_BENCH_LAMBDA_CPU=0.58 SHEAF_BENCH_VAULT=$(BIG_VAULT) SHEAF_BENCH_STATE=$(BIG_VAULT)-state $(GO) test -run '^$$' -bench LambdaColdStart -benchtime 1x -timeout 30m ./functions/mcp/ 2>&1 | tee -a bench-big.txt
@@ -137,7 +137,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzPath -fuzztime 15s ./shared/store/s3/
 	$(GO) test -run '^$$' -fuzz FuzzQuote -fuzztime 15s ./shared/textindex/meili/
 	$(GO) test -run '^$$' -fuzz FuzzParseURL -fuzztime 15s ./shared/vectors/qdrant/
-	$(GO) test -run '^$$' -fuzz FuzzDecodeEvent -fuzztime 15s ./indexer/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeEvent -fuzztime 15s ./shared/s3events/
 	$(GO) test -run '^$$' -fuzz FuzzValidateGrounding -fuzztime 15s ./shared/core/
 	$(GO) test -run '^$$' -fuzz FuzzPageEnd -fuzztime 15s ./shared/core/
 	$(GO) test -run '^$$' -fuzz FuzzExplainArgs -fuzztime 15s ./shared/tools/

@@ -23,6 +23,7 @@ import (
 	"github.com/sheaf-dev/sheaf/functions/internal/cloudtest"
 	"github.com/sheaf-dev/sheaf/functions/internal/rietest"
 	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/s3events"
 	"github.com/sheaf-dev/sheaf/shared/store/s3/s3test"
 	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
 	"github.com/sheaf-dev/sheaf/shared/vault/vaultgen"
@@ -62,7 +63,7 @@ func TestEndToEndEvents(t *testing.T) {
 	if err := cl.LoadCatalog(ctx); err != nil {
 		t.Fatal(err)
 	}
-	wh := cl.Indexer.Webhook()
+	wh := s3events.Webhook(cl.Indexer, "")
 	target.Store(&wh)
 
 	gen := filepath.Join(t.TempDir(), "gen")

@@ -21,8 +21,8 @@ import (
 
 	"github.com/sheaf-dev/sheaf/functions/internal/cloudtest"
 	"github.com/sheaf-dev/sheaf/functions/internal/rietest"
-	"github.com/sheaf-dev/sheaf/indexer"
 	"github.com/sheaf-dev/sheaf/shared/auth/oauthserver/oauthservertest"
+	"github.com/sheaf-dev/sheaf/shared/s3events"
 	"github.com/sheaf-dev/sheaf/shared/store/s3/s3test"
 	"github.com/sheaf-dev/sheaf/shared/testbin"
 	"github.com/sheaf-dev/sheaf/shared/vault/vaultgen"
@@ -45,8 +45,8 @@ type sqsBridge struct {
 
 func (b *sqsBridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	hints, kind, err := indexer.DecodeEvent(body)
-	if err != nil || kind == indexer.KindTestEvent {
+	hints, kind, err := s3events.DecodeEvent(body)
+	if err != nil || kind == s3events.KindTestEvent {
 		return
 	}
 	b.mu.Lock()

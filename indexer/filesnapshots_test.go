@@ -5,12 +5,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
 )
 
 // fileSnaps keeps the catalog in a folder beside path, as the local door
-// does (local.FileSnapshots): StoreSnapshots over an fs store.
-func fileSnaps(tb testing.TB, path string) *StoreSnapshots {
+// does (local.FileSnapshots): catalogstore.Snapshots over an fs store.
+func fileSnaps(tb testing.TB, path string) *catalogstore.Snapshots {
 	tb.Helper()
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -20,5 +21,5 @@ func fileSnaps(tb testing.TB, path string) *StoreSnapshots {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &StoreSnapshots{Store: st, Key: filepath.Base(path), Dir: "catalog/"}
+	return &catalogstore.Snapshots{Store: st, Key: filepath.Base(path), Dir: "catalog/"}
 }

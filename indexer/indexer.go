@@ -40,8 +40,8 @@ type Indexer struct {
 	MaxNoteBytes int64         // 0: DefaultMaxNoteBytes
 	Log          *slog.Logger  // nil: slog.Default()
 
-	// Cloud wiring, read by Handle and Webhook; the zero values suit a
-	// local vault.
+	// Cloud wiring, read by ApplyChanges; the zero values suit a local
+	// vault.
 
 	// KeyPath maps an object key from an event to a vault path; ok=false
 	// means the key is outside the vault (another prefix). nil: the key is
@@ -51,12 +51,10 @@ type Indexer struct {
 	// object event there, ingest_file's presigned upload); an error is
 	// retried like a path that failed to index.
 	Uploads func(ctx context.Context, path string) error
-	// Bucket, when set, makes Handle ignore events of other buckets.
+	// Bucket, when set, makes ApplyChanges ignore changes of other
+	// buckets.
 	Bucket string
-	// WebhookToken, when set, makes Webhook require "Authorization: Bearer
-	// <token>".
-	WebhookToken string
-	// Parallel is how many paths Handle applies at once; 0: 16.
+	// Parallel is how many paths ApplyChanges applies at once; 0: 16.
 	Parallel int
 	// TrackChanges makes the indexer remember every path it changes until
 	// TakeChanges hands them over: the cloud indexer embeds the paths of
@@ -68,7 +66,7 @@ type Indexer struct {
 	// snapshot conflict recovery.
 	mu    sync.RWMutex
 	paths pathLocks
-	group applyGroup // batches concurrent Handle and Webhook calls
+	group applyGroup // batches concurrent ApplyChanges calls
 
 	saveMu     sync.Mutex // serialises snapshot saves
 	saved      uint64     // generation of the last saved snapshot (under saveMu)
@@ -88,14 +86,7 @@ type Indexer struct {
 	passMu sync.Mutex
 	pass   chan struct{} // closed when the pass running or expected ends; nil: none
 
-	// Watch's timing (zero values: the defaults): a changed file is
-	// indexed after WatchQuiet of quiet (DefaultWatchQuiet), at the latest
-	// WatchMaxWait after it was seen (DefaultWatchMaxWait); the vault is
-	// walked and reconciled when Watch starts, then every ReconcileEvery
-	// (DefaultReconcileEvery; negative: never again).
-	WatchQuiet, WatchMaxWait, ReconcileEvery time.Duration
-
-	unapplied    atomic.Int64 // changes Watch has seen and not applied yet
+	unapplied    atomic.Int64 // changes a watcher has seen and not applied yet
 	pendingSince atomic.Int64 // when the oldest of them was seen (Unix ns)
 
 	// History, when set, hears of every note the indexer reads and every
@@ -116,9 +107,9 @@ type Status struct {
 	Total    int               // notes to process in it
 	Notes    int               // Markdown files in the vault's last listing; 0 until listed
 	Problems map[string]string // path -> reason (skipped or degraded files), from the Catalog
-	// Pending counts the changes Watch has seen on disk and not indexed
-	// yet (a file, a folder to rescan), the oldest seen at PendingSince:
-	// answers from the index meanwhile may miss them.
+	// Pending counts the changes a file watcher has seen on disk and not
+	// indexed yet (a file, a folder to rescan), the oldest seen at
+	// PendingSince: answers from the index meanwhile may miss them.
 	Pending      int
 	PendingSince time.Time
 }
@@ -137,22 +128,25 @@ func (ix *Indexer) Status() Status {
 	return s
 }
 
-// setPending records what Watch has seen and not applied yet.
-func (ix *Indexer) setPending(n int, since time.Time) {
+// SetPending records what a file watcher has seen and not applied yet: n
+// changes, the oldest seen at since. Status reports them as Pending, so
+// that answers meanwhile can say they are partial.
+func (ix *Indexer) SetPending(n int, since time.Time) {
 	if n > 0 && !since.IsZero() {
 		ix.pendingSince.Store(since.UnixNano())
 	}
 	ix.unapplied.Store(int64(n))
 }
 
-// ExpectWatch announces a Watch to start after the Sync that is about to:
-// from now until the Watch's first walk of the vault is applied, Status
+// ExpectWatch announces a file watcher (the local door's watch.Run) to
+// start after the Sync that is about to: from now until the watcher's
+// first walk of the vault is applied (it then calls SetPending), Status
 // counts a change pending, since what changes between the end of the Sync
 // and the watches being added is seen only by that walk. The returned
-// func withdraws the announcement when no Watch will start after all.
+// func withdraws the announcement when no watcher will start after all.
 func (ix *Indexer) ExpectWatch() (cancel func()) {
-	ix.setPending(max(int(ix.unapplied.Load()), 1), time.Now())
-	return func() { ix.setPending(0, time.Time{}) }
+	ix.SetPending(max(int(ix.unapplied.Load()), 1), time.Now())
+	return func() { ix.SetPending(0, time.Time{}) }
 }
 
 // Expect announces a Sync about to start, so that Ready waits for it.
@@ -680,6 +674,13 @@ func (ix *Indexer) Apply(ctx context.Context, path string) error {
 	return ix.applyMany(ctx, []string{clean})[0]
 }
 
+// ApplyPaths applies distinct vault paths, already clean and visible (see
+// store.CleanPath and vault.Ignored), as one batch, each as Apply does; it
+// returns one error per path. The file watcher calls it.
+func (ix *Indexer) ApplyPaths(ctx context.Context, paths []string) []error {
+	return ix.applyMany(ctx, paths)
+}
+
 // IsPermanent reports whether an error from Apply is about the object
 // itself (binary, too large, an invalid path), so retrying cannot help.
 func IsPermanent(err error) bool {
@@ -869,7 +870,7 @@ func (ix *Indexer) GiveBack(paths []string) {
 
 // Save persists the catalog snapshot if anything changed since the last
 // save. Concurrent callers share one write (whoever finds their changes
-// already saved returns at once). With a ChangeSaver (StoreSnapshots,
+// already saved returns at once). With a ChangeSaver (catalogstore.Snapshots,
 // local.FileSnapshots) only the paths changed since the last successful
 // save are written, so a save costs what changed, not the vault; a checkpoint during
 // a long Sync is cheap. The write is conditional: when another indexer
@@ -916,7 +917,7 @@ func (ix *Indexer) Save(ctx context.Context) error {
 }
 
 // turnTaker is a ChangeSaver that can hold the other writers back for a
-// writer that keeps losing races (StoreSnapshots.TakeTurn).
+// writer that keeps losing races (catalogstore.Snapshots.TakeTurn).
 type turnTaker interface {
 	TakeTurn(ctx context.Context) (bool, error)
 }
@@ -1016,7 +1017,7 @@ func (ix *Indexer) merge(ctx context.Context) error {
 		if theirs == nil { // deleted, or of another format: rebuild
 			theirs, all = vault.NewCatalog(), true
 		}
-		replaceCatalog(ix.Catalog, theirs)
+		ix.Catalog.ReplaceWith(theirs)
 		if all {
 			_, err := ix.syncLocked(ctx, nil)
 			return err
@@ -1030,44 +1031,6 @@ func (ix *Indexer) merge(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// replaceCatalog makes dst hold what src holds, in place: the indexer's
-// Catalog is shared with readers that keep the pointer.
-func replaceCatalog(dst, src *vault.Catalog) {
-	keep := map[string]bool{}
-	for _, n := range src.Notes() {
-		keep[n.Path] = true
-		if o, ok := dst.Note(n.Path); ok && o.Path == n.Path && o.ETag == n.ETag && o.Hash == n.Hash && o.Size == n.Size && o.Modified.Equal(n.Modified) {
-			continue
-		}
-		dst.Upsert(n)
-	}
-	for _, n := range dst.Notes() {
-		if !keep[n.Path] {
-			dst.Remove(n.Path)
-		}
-	}
-	clear(keep)
-	for _, a := range src.Attachments() {
-		keep[a.Path] = true
-		dst.UpsertAttachment(a)
-	}
-	for _, a := range dst.Attachments() {
-		if !keep[a.Path] {
-			dst.RemoveAttachment(a.Path)
-		}
-	}
-	theirs := src.Problems()
-	for p, why := range theirs {
-		dst.SetProblem(p, why)
-	}
-	for p := range dst.Problems() {
-		if _, ok := theirs[p]; !ok {
-			dst.SetProblem(p, "")
-		}
-	}
-	dst.SetIndexedAt(src.IndexedAt())
 }
 
 // pathLocks is a set of per-path mutexes, created on demand and dropped

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
@@ -214,8 +215,8 @@ func TestSnapshotRestart(t *testing.T) {
 func TestStoreSnapshotsConditional(t *testing.T) {
 	ctx := context.Background()
 	st, _ := fs.Open(t.TempDir())
-	a := &StoreSnapshots{Store: st}
-	b := &StoreSnapshots{Store: st}
+	a := &catalogstore.Snapshots{Store: st}
+	b := &catalogstore.Snapshots{Store: st}
 	c := vault.NewCatalog()
 	if err := a.Save(ctx, c); err != nil {
 		t.Fatal(err)

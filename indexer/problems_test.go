@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sheaf-dev/sheaf/shared/vault"
+	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 )
 
 // problemFiles are notes the indexer skips or degrades, next to a clean one.
@@ -39,8 +39,8 @@ func wantReasons(t *testing.T, what string, problems map[string]string, want map
 }
 
 // savedProblems is what the stateless handlers see: the problems of the
-// snapshot in the store, through StoreCatalogs and through a fresh Load.
-func (f *cloudFixture) savedProblems(t *testing.T, cats *StoreCatalogs) (viaCatalogs, viaLoad map[string]string) {
+// snapshot in the store, through catalogstore.Catalogs and through a fresh Load.
+func (f *cloudFixture) savedProblems(t *testing.T, cats *catalogstore.Catalogs) (viaCatalogs, viaLoad map[string]string) {
 	t.Helper()
 	c, err := cats.Catalog(context.Background())
 	if err != nil {
@@ -61,9 +61,9 @@ func TestProblemsPersistInTheSnapshot(t *testing.T) {
 		"bad-fm.md":   "frontmatter",
 	}
 	wantReasons(t, "Status", f.ix.Status().Problems, want)
-	cats := &StoreCatalogs{Store: f.store, MaxAge: time.Nanosecond}
+	cats := &catalogstore.Catalogs{Store: f.store, MaxAge: time.Nanosecond}
 	viaCats, viaLoad := f.savedProblems(t, cats)
-	wantReasons(t, "StoreCatalogs", viaCats, want)
+	wantReasons(t, "catalogstore.Catalogs", viaCats, want)
 	wantReasons(t, "snapshot", viaLoad, want)
 
 	// A restarted indexer keeps the problems of notes it does not re-read.
@@ -76,27 +76,27 @@ func TestProblemsPersistInTheSnapshot(t *testing.T) {
 
 	// Fixing a file clears its problem, in the snapshot too.
 	write(t, f.dir, "bad-utf8.md", "# Bad\ncafé au lait\n")
-	f.handle(t, awsEvent("ObjectCreated:Put", "bad-utf8.md"))
+	f.handle(t, objects("bad-utf8.md"))
 	delete(want, "bad-utf8.md")
 	wantReasons(t, "after the fix", f.ix.Status().Problems, want)
 	viaCats, viaLoad = f.savedProblems(t, cats)
-	wantReasons(t, "StoreCatalogs after the fix", viaCats, want)
+	wantReasons(t, "catalogstore.Catalogs after the fix", viaCats, want)
 	wantReasons(t, "snapshot after the fix", viaLoad, want)
 
 	// Deleting a skipped file or a degraded note clears its problem; a note
 	// turning binary gets one.
 	os.Remove(filepath.Join(f.dir, "binary.md"))
 	os.Remove(filepath.Join(f.dir, "bad-fm.md"))
-	f.handle(t, awsEvent("ObjectRemoved:Delete", "binary.md", "bad-fm.md"))
+	f.handle(t, objects("binary.md", "bad-fm.md"))
 	write(t, f.dir, "ok.md", "\x00binary now")
-	if sum := f.handle(t, awsEvent("ObjectCreated:Put", "ok.md")); !slices.Equal(sum.Skipped, []string{"ok.md"}) {
+	if sum := f.handle(t, objects("ok.md")); !slices.Equal(sum.Skipped, []string{"ok.md"}) {
 		t.Errorf("a note turned binary: %+v", sum)
 	}
 	delete(want, "binary.md")
 	delete(want, "bad-fm.md")
 	want["ok.md"] = "binary"
 	viaCats, _ = f.savedProblems(t, cats)
-	wantReasons(t, "StoreCatalogs after delete", viaCats, want)
+	wantReasons(t, "catalogstore.Catalogs after delete", viaCats, want)
 	if _, ok := f.ix.Catalog.Note("ok.md"); ok {
 		t.Error("a note turned binary is still in the catalog")
 	}
@@ -107,7 +107,7 @@ func TestProblemsPersistInTheSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	viaCats, viaLoad = f.savedProblems(t, cats)
-	wantReasons(t, "StoreCatalogs after reconcile", viaCats, nil)
+	wantReasons(t, "catalogstore.Catalogs after reconcile", viaCats, nil)
 	wantReasons(t, "snapshot after reconcile", viaLoad, nil)
 	wantReasons(t, "Status after reconcile", f.ix.Status().Problems, nil)
 }
@@ -122,15 +122,15 @@ func TestTransientProblemIsSaved(t *testing.T) {
 	}
 	write(t, f.dir, "b.md", "bravo")
 	f.store.failOn("b.md", errors.New("connection reset"))
-	if _, err := f.ix.Handle(ctx, awsEvent("ObjectCreated:Put", "b.md")); err == nil {
+	if _, err := applyObjects(ctx, f.ix, "b.md"); err == nil {
 		t.Fatal("a failed read should be retried")
 	}
-	cats := &StoreCatalogs{Store: f.store, MaxAge: time.Nanosecond}
+	cats := &catalogstore.Catalogs{Store: f.store, MaxAge: time.Nanosecond}
 	viaCats, _ := f.savedProblems(t, cats)
 	wantReasons(t, "after a failed read", viaCats, map[string]string{"b.md": "connection reset"})
 
 	f.store.failOn("b.md", nil)
-	f.handle(t, awsEvent("ObjectCreated:Put", "b.md"))
+	f.handle(t, objects("b.md"))
 	viaCats, _ = f.savedProblems(t, cats)
 	wantReasons(t, "after the retry", viaCats, nil)
 }
@@ -150,10 +150,10 @@ func TestProblemsMergeOnConflict(t *testing.T) {
 	// degraded note of its own and must merge.
 	os.Remove(filepath.Join(f.dir, "binary.md"))
 	write(t, f.dir, "a-bad.md", "\xff\xfe a's")
-	f.handle(t, awsEvent("ObjectRemoved:Delete", "binary.md"))
-	f.handle(t, awsEvent("ObjectCreated:Put", "a-bad.md"))
+	f.handle(t, objects("binary.md"))
+	f.handle(t, objects("a-bad.md"))
 	write(t, f.dir, "b-bad.md", "---\n: [\n---\nb's")
-	out, err := b.Handle(ctx, awsEvent("ObjectCreated:Put", "b-bad.md"))
+	out, err := applyObjects(ctx, b, "b-bad.md")
 	if err != nil {
 		t.Fatalf("b: %+v %v", out, err)
 	}
@@ -162,17 +162,4 @@ func TestProblemsMergeOnConflict(t *testing.T) {
 	final := f.saved(t)
 	wantReasons(t, "final snapshot", final.Problems(), want)
 	assertMatchesStore(t, f.ix, final)
-}
-
-func TestReplaceCatalogCopiesProblems(t *testing.T) {
-	dst, src := vault.NewCatalog(), vault.NewCatalog()
-	dst.SetProblem("mine.md", "binary")
-	dst.SetProblem("both.md", "old reason")
-	src.SetProblem("both.md", "new reason")
-	src.SetProblem("theirs.md", "too large")
-	replaceCatalog(dst, src)
-	want := map[string]string{"both.md": "new reason", "theirs.md": "too large"}
-	if got := dst.Problems(); !maps.Equal(got, want) {
-		t.Errorf("problems = %q, want %q", got, want)
-	}
 }

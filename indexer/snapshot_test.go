@@ -3,20 +3,20 @@ package indexer
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 	"github.com/sheaf-dev/sheaf/shared/store"
-	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
@@ -39,7 +39,7 @@ func TestSegmentedSavesCostTheBatch(t *testing.T) {
 	if _, err := f.ix.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	snaps := f.ix.Snapshots.(*StoreSnapshots)
+	snaps := f.ix.Snapshots.(*catalogstore.Snapshots)
 	// The whole catalog as one segment (the reconcile's own saves may have
 	// been checkpoints of parts of it, on a slow machine).
 	var buf bytes.Buffer
@@ -47,7 +47,7 @@ func TestSegmentedSavesCostTheBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	whole := int64(buf.Len())
-	reader := &StoreCatalogs{Store: f.store, MaxAge: time.Nanosecond}
+	reader := &catalogstore.Catalogs{Store: f.store, MaxAge: time.Nanosecond}
 	if c, err := reader.Catalog(ctx); err != nil || c.Len() != 3000 {
 		t.Fatalf("reader: %v, %v", c, err)
 	}
@@ -65,7 +65,7 @@ func TestSegmentedSavesCostTheBatch(t *testing.T) {
 			}
 			keys = append(keys, p)
 		}
-		if _, err := f.ix.Handle(ctx, awsEvent("ObjectCreated:Put", keys...)); err != nil {
+		if _, err := applyObjects(ctx, f.ix, keys...); err != nil {
 			t.Fatal(err)
 		}
 		biggest = max(biggest, snaps.Stats().LastSaveBytes)
@@ -83,19 +83,27 @@ func TestSegmentedSavesCostTheBatch(t *testing.T) {
 	if biggest*20 > whole {
 		t.Errorf("a 10-path save wrote %d bytes, the whole catalog is %d: not incremental", biggest, whole)
 	}
-	if st.Merges == 0 || st.Segments > 4*mergeFanout {
+	if st.Merges == 0 || st.Segments > 4*8 { // four size classes of catalogstore's merge fan-out
 		t.Errorf("%d merges, %d segments: merging does not bound the segments", st.Merges, st.Segments)
 	}
 	// Merged-away objects are gone; nothing but the manifest's own parts
 	// is left.
+	data, _, err := f.store.Get(ctx, catalogstore.DefaultCatalogDir+catalogstore.ManifestName, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct{ Segments []struct{ Parts []string } }
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
 	named := map[string]bool{}
-	for _, ref := range snaps.view.man.Segments {
+	for _, ref := range m.Segments {
 		for _, p := range ref.Parts {
-			named[DefaultCatalogDir+p] = true
+			named[catalogstore.DefaultCatalogDir+p] = true
 		}
 	}
-	err := f.store.List(ctx, DefaultCatalogDir, func(o store.Object) error {
-		if !named[o.Path] && !strings.HasSuffix(o.Path, manifestName) {
+	err = f.store.List(ctx, catalogstore.DefaultCatalogDir, func(o store.Object) error {
+		if !named[o.Path] && !strings.HasSuffix(o.Path, catalogstore.ManifestName) {
 			t.Errorf("left behind: %s", o.Path)
 		}
 		return nil
@@ -131,7 +139,7 @@ func TestConcurrentIndexersNoLostUpdate(t *testing.T) {
 				mu.Unlock()
 				// A failed save (the other writers kept winning) is retried
 				// later, as SQS redelivers a failed message.
-				if _, err := ix.Handle(ctx, awsEvent("ObjectCreated:Put", p)); err != nil {
+				if _, err := applyObjects(ctx, ix, p); err != nil {
 					if !errors.Is(err, store.ErrConflict) {
 						t.Errorf("%s: %v", p, err)
 					}
@@ -144,7 +152,7 @@ func TestConcurrentIndexersNoLostUpdate(t *testing.T) {
 	}
 	wg.Wait()
 	for _, p := range redeliver {
-		if _, err := f.ix.Handle(ctx, awsEvent("ObjectCreated:Put", p)); err != nil {
+		if _, err := applyObjects(ctx, f.ix, p); err != nil {
 			t.Errorf("%s redelivered: %v", p, err)
 		}
 	}
@@ -191,20 +199,20 @@ func TestLegacySnapshotMigrates(t *testing.T) {
 	if err := old.Catalog.WriteSnapshot(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.store.Put(ctx, DefaultSnapshotKey, buf.Bytes(), store.PutOptions{}); err != nil {
+	if _, err := f.store.Put(ctx, catalogstore.DefaultSnapshotKey, buf.Bytes(), store.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	reader := &StoreCatalogs{Store: f.store, MaxAge: time.Nanosecond}
+	reader := &catalogstore.Catalogs{Store: f.store, MaxAge: time.Nanosecond}
 	if c, err := reader.Catalog(ctx); err != nil || c.Len() != 2 {
-		t.Fatalf("legacy snapshot through StoreCatalogs: %v, %v", c, err)
+		t.Fatalf("legacy snapshot through catalogstore.Catalogs: %v, %v", c, err)
 	}
 
 	ix := f.next(t)
 	write(t, f.dir, "c.md", "# C")
-	if _, err := ix.Handle(ctx, awsEvent("ObjectCreated:Put", "c.md")); err != nil {
+	if _, err := applyObjects(ctx, ix, "c.md"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.store.Stat(ctx, DefaultCatalogDir+manifestName); err != nil {
+	if _, err := f.store.Stat(ctx, catalogstore.DefaultCatalogDir+catalogstore.ManifestName); err != nil {
 		t.Fatalf("no manifest after the first save: %v", err)
 	}
 	c, err := reader.Catalog(ctx)
@@ -240,7 +248,7 @@ func TestFileSnapshotsAreIncremental(t *testing.T) {
 	if one := s.Stats().LastSaveBytes; one*100 > whole {
 		t.Errorf("a one-note checkpoint wrote %d bytes, the whole catalog %d", one, whole)
 	}
-	if _, err := os.Stat(filepath.Join(filepath.Dir(path), "catalog", manifestName)); err != nil {
+	if _, err := os.Stat(filepath.Join(filepath.Dir(path), "catalog", catalogstore.ManifestName)); err != nil {
 		t.Fatal(err)
 	}
 	again := fileSnaps(t, path)
@@ -259,11 +267,11 @@ func TestSweepDeletesOrphans(t *testing.T) {
 	if _, err := f.ix.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	orphan := DefaultCatalogDir + "seg-00000000000000ff-00000000000000ff-dead-0.jsonl.gz"
+	orphan := catalogstore.DefaultCatalogDir + "seg-00000000000000ff-00000000000000ff-dead-0.jsonl.gz"
 	if _, err := f.store.Put(ctx, orphan, []byte("x"), store.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	snaps := f.ix.Snapshots.(*StoreSnapshots)
+	snaps := f.ix.Snapshots.(*catalogstore.Snapshots)
 	if n, err := snaps.Sweep(ctx, time.Hour); err != nil || n != 0 {
 		t.Fatalf("young orphan swept: %d, %v", n, err)
 	}
@@ -282,7 +290,7 @@ func TestTakeChanges(t *testing.T) {
 	ctx := context.Background()
 	f := newCloudFixture(t, map[string]string{"a.md": "# A", "b.md": "# B"})
 	f.ix.TrackChanges = true
-	if _, err := f.ix.Handle(ctx, awsEvent("ObjectCreated:Put", "a.md", "b.md")); err != nil {
+	if _, err := applyObjects(ctx, f.ix, "a.md", "b.md"); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.ix.TakeChanges(); !slices.Equal(got, []string{"a.md", "b.md"}) {
@@ -302,7 +310,7 @@ func TestTakeChanges(t *testing.T) {
 func TestManifestOfAnotherVersionIsReplaced(t *testing.T) {
 	ctx := context.Background()
 	f := newCloudFixture(t, map[string]string{"a.md": "# A", "b.md": "# B"})
-	if _, err := f.store.Put(ctx, DefaultCatalogDir+manifestName, []byte(`{"format":"sheaf-catalog-manifest","version":99}`), store.PutOptions{}); err != nil {
+	if _, err := f.store.Put(ctx, catalogstore.DefaultCatalogDir+catalogstore.ManifestName, []byte(`{"format":"sheaf-catalog-manifest","version":99}`), store.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	ix := newCloudIndexer(f.store, f.ix.Text)
@@ -315,12 +323,12 @@ func TestManifestOfAnotherVersionIsReplaced(t *testing.T) {
 	assertMatchesStore(t, ix, f.saved(t))
 
 	// An instance that never loaded catches up the same way.
-	if _, err := f.store.Put(ctx, DefaultCatalogDir+manifestName, []byte(`{"format":"sheaf-catalog-manifest","version":99}`), store.PutOptions{}); err != nil {
+	if _, err := f.store.Put(ctx, catalogstore.DefaultCatalogDir+catalogstore.ManifestName, []byte(`{"format":"sheaf-catalog-manifest","version":99}`), store.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	other := newCloudIndexer(f.store, f.ix.Text)
 	write(t, f.dir, "c.md", "# C")
-	if _, err := other.Handle(ctx, awsEvent("ObjectCreated:Put", "c.md")); err != nil {
+	if _, err := applyObjects(ctx, other, "c.md"); err != nil {
 		t.Fatal(err)
 	}
 	assertMatchesStore(t, other, f.saved(t))
@@ -335,12 +343,12 @@ func TestLostManifestAnswerKeepsTheSegment(t *testing.T) {
 	if _, err := f.ix.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	manifestKey := DefaultCatalogDir + manifestName
+	manifestKey := catalogstore.DefaultCatalogDir + catalogstore.ManifestName
 	for round := range 3 {
 		p := fmt.Sprintf("f%d/n%05d.md", round, round)
 		write(t, f.dir, p, fmt.Sprintf("# Lost answer %d\n", round))
 		f.store.loseOn(manifestKey, 1)
-		f.ix.Handle(ctx, awsEvent("ObjectCreated:Put", p)) // may fail: the indexer never heard
+		applyObjects(ctx, f.ix, p) // may fail: the indexer never heard
 		c := f.saved(t)
 		if n, ok := c.Note(p); !ok || n.Title != fmt.Sprintf("Lost answer %d", round) {
 			t.Fatalf("round %d: a fresh reader sees %+v, %v", round, n, ok)
@@ -349,244 +357,11 @@ func TestLostManifestAnswerKeepsTheSegment(t *testing.T) {
 	// The indexer that lost the answers saves on: its next save conflicts,
 	// catches up and lands.
 	write(t, f.dir, "after.md", "# After\n")
-	if _, err := f.ix.Handle(ctx, awsEvent("ObjectCreated:Put", "after.md")); err != nil {
+	if _, err := applyObjects(ctx, f.ix, "after.md"); err != nil {
 		t.Fatal(err)
 	}
 	c := f.saved(t)
 	if _, ok := c.Note("after.md"); !ok || c.Len() != 41 {
 		t.Fatalf("after: %d notes, after.md %v", c.Len(), ok)
-	}
-}
-
-// A catalog that Sheaf saved before the binary format (manifest version
-// 3, segments of JSON lines; testdata/catalog-v3 is the sample vault as
-// that release saved it) is read; the next save adds a binary segment and
-// writes manifest version 4, and readers then see the two combined.
-func TestCatalogOfTheJSONReleaseIsRead(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	fixture, err := filepath.Glob(filepath.Join("testdata", "catalog-v3", "*"))
-	if err != nil || len(fixture) < 2 {
-		t.Fatalf("fixture: %v %v", fixture, err)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "catalog"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range fixture {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "catalog", filepath.Base(p)), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := fs.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snaps := &StoreSnapshots{Store: st, Dir: "catalog/"}
-	c, err := snaps.Load(ctx)
-	if err != nil || c == nil {
-		t.Fatalf("Load: %v, %v", c, err)
-	}
-	if c.Len() != 43 || len(c.Attachments()) != 5 || len(c.Problems()) != 3 {
-		t.Fatalf("read %d notes, %d attachments, %d problems; want 43, 5, 3", c.Len(), len(c.Attachments()), len(c.Problems()))
-	}
-	if bs := c.Backlinks("Concepts/Crop rotation.md"); len(bs) == 0 {
-		t.Error("no backlinks to Concepts/Crop rotation.md in the catalog read")
-	}
-
-	n, ok := c.Note("Concepts/Crop rotation.md")
-	if !ok {
-		t.Fatal("Concepts/Crop rotation.md is not in the catalog read")
-	}
-	n.Title = "Compost, edited after the upgrade"
-	c.Upsert(n)
-	if err := snaps.SaveChanges(ctx, c, []string{n.Path}); err != nil {
-		t.Fatal(err)
-	}
-	m, _, _, err := snaps.files().readManifest(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var parts []string
-	for _, r := range m.Segments {
-		parts = append(parts, r.Parts...)
-	}
-	if m.Version != manifestVersion || len(parts) != 2 || !strings.HasSuffix(parts[0], ".jsonl.zst") || !strings.HasSuffix(parts[1], ".bin.zst") {
-		t.Fatalf("after the save: manifest version %d, parts %v", m.Version, parts)
-	}
-	for _, reader := range []func() (*vault.Catalog, error){
-		func() (*vault.Catalog, error) { return (&StoreSnapshots{Store: st, Dir: "catalog/"}).Load(ctx) },
-		func() (*vault.Catalog, error) { return (&StoreCatalogs{Store: st, Dir: "catalog/"}).Catalog(ctx) },
-	} {
-		got, err := reader()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got.Notes(), c.Notes()) || !reflect.DeepEqual(got.Problems(), c.Problems()) || !reflect.DeepEqual(got.Attachments(), c.Attachments()) {
-			t.Fatal("a fresh reader of the upgraded catalog differs from the writer's")
-		}
-	}
-}
-
-// savedWriters saves a catalog of paths in a new store; load starts a
-// writer there, as a new indexer instance does.
-func savedWriters(t *testing.T, paths ...string) (st store.Store, load func() (*StoreSnapshots, *vault.Catalog)) {
-	t.Helper()
-	ctx := context.Background()
-	st, err := fs.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := (&StoreSnapshots{Store: st}).Save(ctx, catalogWith(paths...)); err != nil {
-		t.Fatal(err)
-	}
-	return st, func() (*StoreSnapshots, *vault.Catalog) {
-		s := &StoreSnapshots{Store: st}
-		c, err := s.Load(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s, c
-	}
-}
-
-// A save that lost the race keeps the segment it wrote: the retry, after
-// catching up, reuses it when it still holds what that save writes (the
-// racers changed different notes), and writes a new one (deleting the
-// spare) when not.
-func TestRetryReusesTheLostSegment(t *testing.T) {
-	ctx := context.Background()
-	st, load := savedWriters(t, "a.md", "b.md", "c.md")
-	parts := func() []string {
-		var out []string
-		st.List(ctx, DefaultCatalogDir, func(o store.Object) error {
-			if !strings.HasSuffix(o.Path, manifestName) {
-				out = append(out, o.Path)
-			}
-			return nil
-		})
-		return out
-	}
-	one, c1 := load()
-	two, c2 := load()
-	edit := func(s *StoreSnapshots, c *vault.Catalog, p, title string) error {
-		c.Upsert(vault.Note{Path: p, Title: title})
-		return s.SaveChanges(ctx, c, []string{p})
-	}
-
-	// Different notes: the retry writes only the manifest.
-	if err := edit(one, c1, "a.md", "one"); err != nil {
-		t.Fatal(err)
-	}
-	if err := edit(two, c2, "b.md", "two"); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("the second writer: %v, want a conflict", err)
-	}
-	before := len(parts())
-	if _, _, err := two.CatchUp(ctx, c2); err != nil {
-		t.Fatal(err)
-	}
-	if err := two.SaveChanges(ctx, c2, []string{"b.md"}); err != nil {
-		t.Fatal(err)
-	}
-	if got := two.Stats().Reused; got != 1 || len(parts()) != before {
-		t.Errorf("retry: reused %d, parts %d -> %d; want the spare reused, nothing written", got, before, len(parts()))
-	}
-
-	// The same note: the spare is stale, so it is replaced.
-	if _, _, err := one.CatchUp(ctx, c1); err != nil {
-		t.Fatal(err)
-	}
-	if err := edit(two, c2, "c.md", "two again"); err != nil {
-		t.Fatal(err)
-	}
-	if err := edit(one, c1, "c.md", "one again"); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("the first writer: %v, want a conflict", err)
-	}
-	if _, _, err := one.CatchUp(ctx, c1); err != nil {
-		t.Fatal(err)
-	}
-	c1.Upsert(vault.Note{Path: "c.md", Title: "one, after catching up"}) // as the indexer replays a path both changed
-	before = len(parts())
-	if err := one.SaveChanges(ctx, c1, []string{"c.md"}); err != nil {
-		t.Fatal(err)
-	}
-	if got := one.Stats().Reused; got != 0 || len(parts()) != before {
-		t.Errorf("stale spare: reused %d, parts %d -> %d; want it replaced", got, before, len(parts()))
-	}
-
-	_, fresh := load()
-	for p, want := range map[string]string{"a.md": "one", "b.md": "two", "c.md": "one, after catching up"} {
-		if n, _ := fresh.Note(p); n.Title != want {
-			t.Errorf("%s: title %q, want %q", p, n.Title, want)
-		}
-	}
-}
-
-// A writer that keeps losing races takes the turn: the others neither save
-// nor merge until it has saved (which gives the turn back) or the turn has
-// expired.
-func TestTurnHoldsTheOtherWritersBack(t *testing.T) {
-	ctx := context.Background()
-	_, load := savedWriters(t, "a.md", "b.md")
-	slow, cs := load()
-	fast, cf := load()
-	if mine, err := slow.TakeTurn(ctx); err != nil || !mine {
-		t.Fatalf("TakeTurn: %v, %v", mine, err)
-	}
-	if mine, err := fast.TakeTurn(ctx); err != nil || mine {
-		t.Fatalf("a second writer took the held turn: %v, %v", mine, err)
-	}
-	// The fast writer, caught up, still may not save while the turn holds.
-	if _, _, err := fast.CatchUp(ctx, cf); err != nil {
-		t.Fatal(err)
-	}
-	cf.Upsert(vault.Note{Path: "b.md", Title: "fast"})
-	if err := fast.SaveChanges(ctx, cf, []string{"b.md"}); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("save during another's turn: %v, want a conflict", err)
-	}
-	// The turn's holder catches up and saves, giving the turn back.
-	if _, _, err := slow.CatchUp(ctx, cs); err != nil {
-		t.Fatal(err)
-	}
-	cs.Upsert(vault.Note{Path: "a.md", Title: "slow"})
-	if err := slow.SaveChanges(ctx, cs, []string{"a.md"}); err != nil {
-		t.Fatalf("the holder's save: %v", err)
-	}
-	if _, _, err := fast.CatchUp(ctx, cf); err != nil {
-		t.Fatal(err)
-	}
-	if err := fast.SaveChanges(ctx, cf, []string{"b.md"}); err != nil {
-		t.Fatalf("save after the turn was given back: %v", err)
-	}
-	_, fresh := load()
-	if a, _ := fresh.Note("a.md"); a.Title != "slow" {
-		t.Errorf("a.md: %q", a.Title)
-	}
-	if b, _ := fresh.Note("b.md"); b.Title != "fast" {
-		t.Errorf("b.md: %q", b.Title)
-	}
-
-	// A turn whose holder went away expires.
-	if mine, err := slow.TakeTurn(ctx); err != nil || !mine {
-		t.Fatalf("TakeTurn: %v, %v", mine, err)
-	}
-	f := fast.files()
-	m, etag, _, err := f.readManifest(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Turn.Until = time.Now().Add(-time.Second)
-	if _, err := f.writeManifest(ctx, m, etag); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := fast.CatchUp(ctx, cf); err != nil {
-		t.Fatal(err)
-	}
-	cf.Upsert(vault.Note{Path: "b.md", Title: "after the turn expired"})
-	if err := fast.SaveChanges(ctx, cf, []string{"b.md"}); err != nil {
-		t.Fatalf("save past an expired turn: %v", err)
 	}
 }

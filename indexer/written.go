@@ -57,7 +57,7 @@ func (ix *Indexer) Reindex(ctx context.Context, paths ...string) error {
 	return errors.Join(errs...)
 }
 
-// Catalogs is where Overlay gets the shared catalog (StoreCatalogs).
+// Catalogs is where Overlay gets the shared catalog (catalogstore.Catalogs).
 type Catalogs interface {
 	Catalog(ctx context.Context) (*vault.Catalog, error)
 }
@@ -131,7 +131,7 @@ func (o *Overlay) Catalog(ctx context.Context) (*vault.Catalog, error) {
 	return m, nil
 }
 
-// Summary is Base's summary (see StoreCatalogs.Summary) while this
+// Summary is Base's summary (see catalogstore.Catalogs.Summary) while this
 // handler has no write of its own pending; ok is false otherwise.
 func (o *Overlay) Summary(ctx context.Context) (vault.Summary, bool, error) {
 	o.mu.Lock()
@@ -146,7 +146,7 @@ func (o *Overlay) Summary(ctx context.Context) (vault.Summary, bool, error) {
 	return sums.Summary(ctx)
 }
 
-// Prefetch is Base's (see StoreCatalogs.Prefetch), when it has one.
+// Prefetch is Base's (see catalogstore.Catalogs.Prefetch), when it has one.
 func (o *Overlay) Prefetch(ctx context.Context) {
 	if p, ok := o.Base.(interface{ Prefetch(context.Context) }); ok {
 		p.Prefetch(ctx)

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 	"github.com/sheaf-dev/sheaf/shared/store"
+	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
@@ -61,11 +63,11 @@ func TestReindex(t *testing.T) {
 func TestOverlay(t *testing.T) {
 	dir, st, text := localVault(t, map[string]string{"a.md": "# A\n", "b.md": "# B\n[[a]]\n"})
 	ctx := context.Background()
-	shared := &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: &StoreSnapshots{Store: st}}
+	shared := &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: &catalogstore.Snapshots{Store: st}}
 	if _, err := shared.Sync(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	base := &StoreCatalogs{Store: st, MaxAge: time.Nanosecond}
+	base := &catalogstore.Catalogs{Store: st, MaxAge: time.Nanosecond}
 	o := &Overlay{Base: base, Store: st, Text: text}
 	// The handler writes c.md and deletes b.md.
 	if _, err := st.Put(ctx, "c.md", []byte("# C\nwombat [[a]]\n"), store.PutOptions{IfNoneMatch: true}); err != nil {
@@ -133,4 +135,27 @@ func TestOverlay(t *testing.T) {
 func hasNote(c *vault.Catalog, p string) bool {
 	_, ok := c.Note(p)
 	return ok
+}
+
+// An overlay gives its base's summary while no write of its own is
+// pending; with one pending it loads the catalog.
+func TestOverlaySummary(t *testing.T) {
+	ctx := context.Background()
+	fsStore, err := fs.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := vault.NewCatalog()
+	c.Upsert(vault.Note{Path: "a.md"})
+	if err := (&catalogstore.Snapshots{Store: fsStore}).Save(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	o := &Overlay{Base: &catalogstore.Catalogs{Store: fsStore}, Store: fsStore}
+	if _, ok, _ := o.Summary(ctx); !ok {
+		t.Error("an overlay with no writes pending gives no summary")
+	}
+	o.pending = map[string]overlayWrite{"new.md": {at: time.Now()}}
+	if _, ok, _ := o.Summary(ctx); ok {
+		t.Error("an overlay with a write pending gave the shared summary")
+	}
 }

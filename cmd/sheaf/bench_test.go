@@ -284,8 +284,8 @@ func percentiles(ds []time.Duration) (p50, p99 float64) {
 // else a generated 10k-note one), as `sheaf index` saves it (the same
 // segmented layout as the cloud's), is put in a versitygw bucket under
 // .sheaf/catalog/; then for each tool `sheaf serve --vault s3://...` (what
-// the MCP function runs: config.OpenCloud, StoreCatalogs) starts cold, and
-// the official Go MCP client times process start to that tool's first
+// the MCP function runs: config.OpenCloud, catalogstore.Catalogs) starts cold,
+// and the official Go MCP client times process start to that tool's first
 // answer, and reads the server's resident memory then. get_vault_info is
 // answered from the catalog manifest's summary; search and read_note need
 // the catalog loaded, read_note its name indexes too, list_tags its tag

@@ -323,8 +323,8 @@ func configurationDoc(root *cobra.Command) string {
 		"`sheaf state migrate --vault DIR` moves it out. A cloud vault keeps all of it under the bucket's `.sheaf/` prefix.\n\n" +
 		"A vault in S3 is `--vault 's3://BUCKET/PREFIX?region=eu-west-1'`; for an S3-compatible server add " +
 		"`endpoint=http://127.0.0.1:7070&path_style=true`, and `timeout=10s` (the default) bounds each attempt's connect and response headers. " +
-		"Credentials come from the AWS environment or profile. With an S3 vault `--search` must be a Meilisearch URL, and embeddings need " +
-		"`--vectors qdrant://...`.\n")
+		"Credentials come from the AWS environment or profile. Every setting means the same for a folder and a bucket, " +
+		"or is refused: see [Folder or bucket](#folder-or-bucket).\n")
 	var cmds []*cobra.Command
 	for _, c := range root.Commands() {
 		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
@@ -371,8 +371,35 @@ func configurationDoc(root *cobra.Command) string {
 			fmt.Fprintf(&b, "| `--%s` | `%s` | %s | %s | %s |\n", name, envName(name), cell(def), cell(f.Usage), strings.Join(cs, ", "))
 		}
 	}
+	b.WriteString(folderOrBucket)
 	return b.String()
 }
+
+// folderOrBucket is the table of the settings whose meaning depends on
+// where the vault is (config.Open refuses the ones marked refused, with
+// the kind unsupported); every other setting means the same for both.
+const folderOrBucket = `
+## Folder or bucket
+
+Every door opens a vault the same way (` + "`config.Open`" + `): the store, the
+text index and the vector index come from their URLs. These settings
+depend on where the vault is; every other one means the same for a folder
+and a bucket. A refusal is an error of kind ` + "`unsupported`" + ` that says what to do;
+"when given" means on the command line or in the variable (the default
+is not refused).
+
+| setting | folder vault | s3:// vault |
+|---|---|---|
+| ` + "`--search`" + ` | ` + "`embedded`" + ` (SQLite FTS5 in the state folder) or a Meilisearch URL, which the server's own indexer fills | a Meilisearch URL, which the indexer (function or ` + "`sheaf reconcile`" + `) fills; ` + "`embedded`" + ` refused: no lasting disk |
+| ` + "`--vectors`" + ` | ` + "`embedded`" + ` (in the state folder) or ` + "`qdrant://`" + ` | ` + "`qdrant://`" + `; ` + "`embedded`" + ` refused (with embeddings) |
+| ` + "`--state`" + ` | where the derived state goes | refused: the state is under the bucket's ` + "`.sheaf/`" + ` |
+| ` + "`--no-watch`" + ` | do not follow the folder | refused: the indexer follows the bucket, not the server |
+| ` + "`--index-wait`" + ` | how long a call waits for the server's index pass | refused when given: the server runs no index pass (its own writes are laid over the catalog snapshot) |
+| ` + "`--history-days`" + `, ` + "`--history-keep`" + ` | the history's retention in the state folder | refused when given: the history is the bucket's object versions, kept by its lifecycle rule |
+
+The Lambda functions link no folder site and no embedded index: a folder
+` + "`SHEAF_VAULT`" + ` is refused (` + "`unsupported`" + `, "this program cannot open file vaults").
+`
 
 // envName is the variable of a flag.
 func envName(flag string) string {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -13,9 +12,7 @@ import (
 
 	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/config"
-	"github.com/sheaf-dev/sheaf/shared/config/local"
 	"github.com/sheaf-dev/sheaf/shared/store"
-	"github.com/sheaf-dev/sheaf/shared/store/s3"
 )
 
 func keysCmd() *cobra.Command {
@@ -55,26 +52,14 @@ func keysFlags(cmd *cobra.Command) *config.Config {
 func keySource(ctx context.Context, cfg *config.Config) (auth.KeySource, error) {
 	var st store.Store
 	if cfg.Keys == "" {
-		switch {
-		case cfg.Vault == "":
+		if cfg.Vault == "" {
 			return nil, fmt.Errorf("say where the keys are: --vault DIR|s3://BUCKET/PREFIX or --keys FILE")
-		case config.IsCloud(cfg.Vault):
-			sc, err := s3.ParseURL(cfg.Vault)
-			if err != nil {
-				return nil, err
-			}
-			if st, err = s3.Open(ctx, sc); err != nil {
-				return nil, err
-			}
-		default:
-			root, err := filepath.Abs(cfg.Vault)
-			if err != nil {
-				return nil, err
-			}
-			if st, _, err = local.OpenStore(root, cfg.State); err != nil {
-				return nil, err
-			}
 		}
+		site, err := config.OpenSite(ctx, cfg) // a folder's keys live outside it, a bucket's under .sheaf/
+		if err != nil {
+			return nil, err
+		}
+		st = site.Store
 	}
 	src, _, _, err := cfg.KeySource(ctx, st)
 	if err == nil && src == nil {

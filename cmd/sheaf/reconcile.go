@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/s3events"
 )
 
 func reconcileCmd() *cobra.Command {
@@ -45,7 +46,6 @@ reconcile starts, so no event is lost meanwhile.`,
 		}
 		defer cl.Close()
 		checkConditionalWrites(ctx, cl.Store, log)
-		cl.Indexer.WebhookToken = *webhookToken
 		if err := cl.LoadCatalog(ctx); err != nil { // before any event is applied
 			return err
 		}
@@ -56,7 +56,7 @@ reconcile starts, so no event is lost meanwhile.`,
 			if err != nil {
 				return err
 			}
-			hs = &http.Server{Handler: embedAfter(ctx, cl, log, cl.Indexer.Webhook()), ReadHeaderTimeout: 10 * time.Second}
+			hs = &http.Server{Handler: embedAfter(ctx, cl, log, s3events.Webhook(cl.Indexer, *webhookToken)), ReadHeaderTimeout: 10 * time.Second}
 			go func() { served <- hs.Serve(ln) }()
 			log.Info("serving the indexer webhook", "url", "http://"+ln.Addr().String()+"/")
 		}

@@ -106,19 +106,22 @@ function beside it.`,
 	return cmd
 }
 
-// openVault wires the vault to serve and returns it with its closer: a
-// cloud vault (s3://) read through the bucket's catalog snapshot, or a
-// folder, which it starts indexing and (unless --no-watch) following.
+// openVault wires the vault to serve and returns it with its closer
+// (config.Open). A folder is the local door's: this process indexes it and
+// (unless --no-watch) follows it. A vault another process indexes (a
+// bucket) is read through the catalog snapshot that process saves.
 func openVault(ctx context.Context, cfg *config.Config, log *slog.Logger) (*core.Vault, func() error, error) {
-	if config.IsCloud(cfg.Vault) {
-		cl, err := config.OpenCloud(ctx, cfg, log)
-		if err != nil {
-			return nil, nil, err
-		}
-		checkConditionalWrites(ctx, cl.Store, log)
-		return cl.Vault, cl.Close, nil
+	o, err := config.Open(ctx, cfg, log)
+	if err != nil {
+		return nil, nil, err
 	}
-	l, err := local.Open(ctx, cfg, log)
+	if !o.Site.Indexes() {
+		if cw, ok := o.Site.Store.(conditionalWriter); ok {
+			checkConditionalWrites(ctx, cw, log)
+		}
+		return o.Vault, o.Close, nil
+	}
+	l, err := local.Of(o, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -135,11 +138,17 @@ func requestLimit(cfg *config.Config) int64 {
 	return mcphttp.MaxRequestBytesFor(cfg.MaxNoteBytes)
 }
 
+// conditionalWriter is a store that can check that its server honours
+// conditional writes (store/s3).
+type conditionalWriter interface {
+	CheckConditionalWrites(ctx context.Context) error
+}
+
 // checkConditionalWrites says at start when the bucket's server ignores
 // conditional writes, on which every compare-and-swap write and every
 // conditional delete rests (a Lambda handler, which makes no request at
 // init, does not check).
-func checkConditionalWrites(ctx context.Context, st *s3.Store, log *slog.Logger) {
+func checkConditionalWrites(ctx context.Context, st conditionalWriter, log *slog.Logger) {
 	switch err := st.CheckConditionalWrites(ctx); {
 	case errors.Is(err, s3.ErrNoConditionalWrites):
 		log.Error("this S3 server does not honour conditional writes: two writers of one note can overwrite each other, and a delete can remove a write made meanwhile; use a server that does (AWS S3, versitygw, MinIO)", "err", err)

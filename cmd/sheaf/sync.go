@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/sheaf-dev/sheaf/indexer"
+	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 	"github.com/sheaf-dev/sheaf/shared/config"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/store/s3"
@@ -146,7 +146,7 @@ func waitIndexed(ctx context.Context, out io.Writer, rs *s3.Store, want []vaults
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	last, said := -1, time.Time{}
-	res, err := vaultsync.Wait(ctx, &indexer.StoreCatalogs{Store: rs}, want, time.Second, func(n int) {
+	res, err := vaultsync.Wait(ctx, &catalogstore.Catalogs{Store: rs}, want, time.Second, func(n int) {
 		if n != last && n > 0 && time.Since(said) >= 5*time.Second {
 			fmt.Fprintf(out, "waiting for the cloud index: %d of %d changes pending\n", n, len(want))
 			last, said = n, time.Now()

@@ -19,23 +19,22 @@ import (
 // themselves, so they behave exactly as they do over MCP.
 func writer(cmd *cobra.Command, cfg *config.Config) (*core.Core, store.Store, func(), error) {
 	cmd.SetContext(core.WithTool(cmd.Context(), "sheaf "+cmd.Name())) // history names the command of each version
-	if config.IsCloud(cfg.Vault) {
-		cl, err := config.OpenCloud(cmd.Context(), cfg, logger(cfg.LogLevel))
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		s, err := core.New(cl.Vault)
-		if err != nil {
-			cl.Close()
-			return nil, nil, nil, err
-		}
-		return s, cl.Vault.Store, func() { cl.Close() }, nil
-	}
-	l, s, err := indexed(cmd, cfg)
+	o, err := config.Open(cmd.Context(), cfg, logger(cfg.LogLevel))
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return s, l.Vault.Store, func() { l.Close() }, nil
+	if o.Site.Indexes() { // a folder: this process indexes it first
+		if _, err := o.Indexer.Sync(cmd.Context(), nil); err != nil {
+			o.Close()
+			return nil, nil, nil, err
+		}
+	}
+	s, err := core.New(o.Vault)
+	if err != nil {
+		o.Close()
+		return nil, nil, nil, err
+	}
+	return s, o.Vault.Store, func() { o.Close() }, nil
 }
 
 // vaultArg takes VAULT from the arguments when there is one more than want

@@ -12,7 +12,7 @@ import (
 
 	"github.com/sheaf-dev/sheaf/functions/internal/cloudtest"
 	"github.com/sheaf-dev/sheaf/functions/internal/rietest"
-	"github.com/sheaf-dev/sheaf/indexer"
+	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 	"github.com/sheaf-dev/sheaf/shared/config"
 	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/embed/embedtest"
@@ -66,7 +66,7 @@ func TestIndexerFunctionEmbeds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cat, err := (&indexer.StoreSnapshots{Store: cl.Store}).Load(ctx)
+		cat, err := (&catalogstore.Snapshots{Store: cl.Store}).Load(ctx)
 		if err != nil || cat == nil {
 			t.Fatalf("no catalog snapshot: %v", err)
 		}

@@ -1,7 +1,7 @@
 // Command indexer is the indexer Lambda function: S3 notifications (direct,
 // through SQS or EventBridge) and the scheduled {"reconcile": true} keep the
 // cloud vault's Meilisearch index, catalog snapshot and (when configured)
-// Qdrant vectors in step with the bucket. See indexer.Indexer.Handle for
+// Qdrant vectors in step with the bucket. See s3events.Handle for
 // what each event returns; SQS batches report partial failures.
 package main
 
@@ -14,8 +14,8 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/sheaf-dev/sheaf/functions/internal/fnenv"
-	"github.com/sheaf-dev/sheaf/indexer"
 	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/s3events"
 )
 
 func main() {
@@ -41,12 +41,12 @@ func (h handler) handle(ctx context.Context, raw json.RawMessage) (any, error) {
 	if err := h.cl.LoadCatalog(ctx); err != nil {
 		return nil, err
 	}
-	res, err := h.cl.Indexer.Handle(ctx, raw)
+	res, err := s3events.Handle(ctx, h.cl.Indexer, raw)
 	if err != nil {
 		return res, err
 	}
 	refresh := h.cl.RefreshEmbeddings // the batch's notes
-	if sum, ok := res.(indexer.Summary); ok && sum.Kind == indexer.KindReconcile {
+	if sum, ok := res.(s3events.Summary); ok && sum.Kind == s3events.KindReconcile {
 		refresh = h.cl.ReconcileEmbeddings // the whole vault
 	}
 	if eerr := refresh(ctx); eerr != nil {

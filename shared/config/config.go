@@ -65,10 +65,24 @@ type Config struct {
 	LLMKey     string
 	RerankURL  string // hosted cross-encoder for answer's rerank; "" = rerank with the LLM
 	RerankKey  string
+
+	// given reports whether a setting was given (see Given); nil before
+	// Flags. A func, not the *pflag.FlagSet: a Lambda links less of pflag.
+	given func(name string) bool
+}
+
+// Given reports whether the setting name (a flag's name) was given, on
+// the command line or in its SHEAF_* variable, rather than defaulted.
+func (c *Config) Given(name string) bool {
+	return c.given != nil && c.given(name)
 }
 
 // Flags registers the settings on fs. Call Env after fs.Parse.
 func (c *Config) Flags(fs *pflag.FlagSet) {
+	c.given = func(name string) bool {
+		f := fs.Lookup(name)
+		return f != nil && f.Changed
+	}
 	fs.StringVar(&c.Vault, "vault", "", "the vault: a folder of Markdown notes, or s3://bucket/prefix?endpoint=...&path_style=true (with --search http://meili:7700)")
 	fs.StringVar(&c.VaultID, "vault-id", "", "the vault's id, the value of the tools' vault argument (default: from the folder name)")
 	fs.StringVar(&c.State, "state", "", "folder for the index, the catalog and Sheaf's own objects (default: a folder named after the vault in the user cache folder, e.g. ~/.cache/sheaf/notes-1a2b3c4d; an existing <vault>/.sheaf is used as it is)")

@@ -4,11 +4,15 @@ package config
 
 import (
 	"context"
+	"net/url"
 
 	"github.com/sheaf-dev/sheaf/shared/vectors"
 )
 
-// openQdrant refuses: this build leaves the Qdrant client (and gRPC) out.
-func openQdrant(context.Context, *Config, string) (vectors.Index, error) {
-	return nil, ErrNoQdrant
+// A build without the Qdrant client says so for its schemes, rather than
+// that it cannot open them.
+func init() {
+	refuse := func(context.Context, *url.URL, vectors.Defaults) (vectors.Index, error) { return nil, ErrNoQdrant }
+	vectors.Register("qdrant", refuse)
+	vectors.Register("qdrants", refuse)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sheaf-dev/sheaf/indexer"
+	"github.com/sheaf-dev/sheaf/shared/s3events"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	s3store "github.com/sheaf-dev/sheaf/shared/store/s3"
@@ -72,7 +73,7 @@ func TestIngestUploadS3(t *testing.T) {
 
 	staged := ingestUploadDir + id + ".bin"
 	for range 2 { // a repeated event is a no-op
-		sum, err := ix.Handle(ctx, uploadEvent(staged))
+		sum, err := s3events.Handle(ctx, ix, uploadEvent(staged))
 		if err != nil {
 			t.Fatalf("Handle: %+v %v", sum, err)
 		}
@@ -98,7 +99,7 @@ func TestIngestUploadS3(t *testing.T) {
 		t.Fatal(err)
 	}
 	putURL(t, bad.Upload.URL, []byte("not a PDF at all"))
-	if _, err := ix.Handle(ctx, uploadEvent(ingestUploadDir+bad.Upload.ID+".bin")); err != nil {
+	if _, err := s3events.Handle(ctx, ix, uploadEvent(ingestUploadDir+bad.Upload.ID+".bin")); err != nil {
 		t.Fatal(err)
 	}
 	_, err = s.IngestFile(ctx, ingestFileIn{UploadID: bad.Upload.ID})

@@ -91,10 +91,17 @@ func (v *Vault) mergeWith(ctx context.Context, c *current, expected string, chan
 	if v.History == nil {
 		return nil, history.Version{}, fail("hash-mismatch", "this vault keeps no history to merge with")
 	}
-	// Another process may have written the note and not recorded it yet
-	// (its path lock is its own): look again a few times before saying
-	// history does not hold the version.
+	// Another writer may have written the note and not recorded it yet.
+	// Writers hold the path's locks (this process's, and the history's
+	// lock across processes where it has one) from the write until its
+	// version is recorded, so taking them once waits for those writes; a
+	// history without a lock across processes is looked at again a few
+	// times before saying it does not hold the version.
 	bv, err := v.History.Find(ctx, c.path, expected)
+	if errors.Is(err, history.ErrNotFound) {
+		v.lockPaths(c.path)()
+		bv, err = v.History.Find(ctx, c.path, expected)
+	}
 	for attempt := 0; errors.Is(err, history.ErrNotFound) && attempt < findRetries; attempt++ {
 		if jerr := jitter(ctx, attempt); jerr != nil {
 			return nil, history.Version{}, jerr

@@ -18,7 +18,7 @@ type Expect struct {
 }
 
 // Catalogs reads the remote index's catalog as the indexer last saved it
-// (indexer.StoreCatalogs over the remote vault: the manifest under
+// (catalogstore.Catalogs over the remote vault: the manifest under
 // .sheaf/catalog/ and the segments it lists, revalidated by ETag).
 type Catalogs interface {
 	Catalog(ctx context.Context) (*vault.Catalog, error)

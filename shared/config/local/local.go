@@ -15,61 +15,36 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sheaf-dev/sheaf/indexer"
-	"github.com/sheaf-dev/sheaf/shared/audit"
 	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/config/local/watch"
 	"github.com/sheaf-dev/sheaf/shared/core"
-	"github.com/sheaf-dev/sheaf/shared/embed"
+	"github.com/sheaf-dev/sheaf/shared/history"
 	histfolder "github.com/sheaf-dev/sheaf/shared/history/folder"
+	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/store/split"
-	"github.com/sheaf-dev/sheaf/shared/textindex/embedded"
-	"github.com/sheaf-dev/sheaf/shared/vault"
-	"github.com/sheaf-dev/sheaf/shared/vectors"
-	vecembedded "github.com/sheaf-dev/sheaf/shared/vectors/embedded"
 )
 
-// Vault is a vault folder wired to the embedded adapters.
+// Vault is a vault folder as the local door runs it: config.Open's vault
+// over the folder site, whose indexer this process runs (Start) and whose
+// file watcher follows the folder.
 type Vault struct {
-	Vault   *core.Vault
-	Indexer *indexer.Indexer
-	Root    string // absolute vault folder
-	State   string // folder holding index.db and the catalog (catalog/)
-	Layout  Layout // where the state, Sheaf's own objects and the keys live
-	// Embeddings keeps the vectors in step with the notes; nil without an
-	// embeddings provider (then the semantic tools say "not configured").
-	Embeddings *indexer.Embeddings
-	text       *embedded.Index
-	vectors    vectors.Index // nil without embeddings
-	store      *split.Store
-	history    *histfolder.Store // nil with --history off
+	*config.Opened
+	Root   string // absolute vault folder
+	State  string // folder holding index.db and the catalog (catalog/)
+	Layout Layout // where the state, Sheaf's own objects and the keys live
 
 	stop context.CancelFunc // ends what Start started; nil before Start
 	bg   sync.WaitGroup     // what Start started
 }
 
-// Open opens (or creates) the derived state of the vault folder c.Vault. It
-// does not index: call Start (background) or Indexer.Sync (foreground).
-func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, error) {
-	if log == nil {
-		log = slog.Default()
-	}
-	if c.Vault == "" {
-		return nil, errors.New("no vault: pass --vault DIR or set SHEAF_VAULT")
-	}
-	if strings.Contains(c.Vault, "://") {
-		return nil, fmt.Errorf("vault %q is not a folder: serve a cloud vault with `sheaf serve`, index it with `sheaf reconcile`", c.Vault)
-	}
-	if c.Search != "" && c.Search != "embedded" {
-		// Never ignored silently: a folder vault's full-text index is the
-		// embedded one (its question lane is that index's).
-		return nil, fmt.Errorf("--search %q: a folder vault is searched by the embedded index (--search embedded); Meilisearch serves s3:// vaults", c.Search)
-	}
-	chat, rr, err := c.OpenLLM()
-	if err != nil {
-		return nil, fmt.Errorf("chat model: %w", err)
-	}
-	root, err := filepath.Abs(c.Vault)
+func init() { config.RegisterSite(fs.Scheme, openFolder) }
+
+// openFolder is the site of a vault folder: the notes in the folder, the
+// derived state (the embedded indexes, the catalog snapshot, the history)
+// in its state folder (see Layout), the catalog kept by this process.
+func openFolder(_ context.Context, c *config.Config) (*config.Site, error) {
+	root, err := filepath.Abs(strings.TrimPrefix(c.Vault, "file://"))
 	if err != nil {
 		return nil, err
 	}
@@ -78,121 +53,86 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, erro
 		return nil, err
 	}
 	state := layout.State
-	text, err := embedded.Open(filepath.Join(state, "index.db"))
-	if err != nil {
-		return nil, fmt.Errorf("opening the text index in %s: %w", state, err)
+	history := func() (history.Store, error) {
+		opts := histfolder.Options{
+			// 0: the defaults; negative: no minimum.
+			Policy: histfolder.Policy{Days: c.HistoryDays, Keep: c.HistoryKeep},
+		}
+		if c.HistoryNoPrune {
+			opts.PruneEvery = -1 // only the server, which is given the policy, prunes
+		}
+		h, err := histfolder.Open(filepath.Join(state, "history"), opts)
+		if err != nil {
+			return nil, fmt.Errorf("opening the note history in %s: %w", state, err)
+		}
+		return h, nil
 	}
-	snaps := &FileSnapshots{Path: filepath.Join(state, "catalog.json.gz")}
-	cat, err := snaps.Load(ctx)
+	return &config.Site{
+		Store: st, Root: root, ID: config.VaultIDFrom(root), State: state, Disk: state,
+		Snapshots: &FileSnapshots{Path: filepath.Join(state, "catalog.json.gz")},
+		History:   history, Live: liveCatalog, Close: st.Close,
+	}, nil
+}
+
+// liveCatalog loads the saved catalog into the indexer this process runs;
+// the tools read it as it is kept current, and writes are indexed before
+// they return (config.Site.Live).
+func liveCatalog(ctx context.Context, o *config.Opened, c *config.Config, log *slog.Logger) {
+	ix, v := o.Indexer, o.Vault
+	cat, err := o.Site.Snapshots.Load(ctx)
 	if err != nil {
 		log.Warn("catalog snapshot unreadable; rebuilding", "err", err)
 	}
-	if cat == nil {
-		cat = vault.NewCatalog()
+	if cat != nil {
+		ix.Catalog = cat
 	}
-	ix := &indexer.Indexer{Store: st, Catalog: cat, Text: text, Snapshots: snaps, MaxNoteBytes: c.MaxNoteBytes, Log: log}
-	id := c.VaultID
-	if id == "" {
-		id = config.VaultIDFrom(root)
+	v.Catalogs, v.Reindex = core.LiveCatalog{C: ix.Catalog}, ix
+	v.Ready, v.IndexWait = ix.Ready, indexWait(c.IndexWait)
+	v.Status = func() core.IndexStatus {
+		s := ix.Status()
+		return core.IndexStatus{State: s.State, Done: s.Done, Total: s.Total, Notes: s.Notes, Problems: s.Problems, Pending: s.Pending}
 	}
-	allow, err := core.ParseAllow(c.IngestAllow)
-	if err != nil {
-		text.Close()
-		return nil, err
-	}
-	v := &core.Vault{
-		ID: id, Root: root, Store: st, Text: text, Catalogs: core.LiveCatalog{C: cat},
-		Ingest: core.IngestConfig{Allow: allow},
-		Status: func() core.IndexStatus {
-			s := ix.Status()
-			return core.IndexStatus{State: s.State, Done: s.Done, Total: s.Total, Notes: s.Notes, Problems: s.Problems, Pending: s.Pending}
-		},
-		Ready: ix.Ready, IndexWait: indexWait(c.IndexWait),
-		ImmutablePaths: c.ImmutablePaths, MaxNoteBytes: c.MaxNoteBytes, MaxAttachmentBytes: c.MaxAttachmentBytes,
-		CursorKey: c.CursorKey, LLM: chat, Reranker: rr,
-		Reindex: ix, Ledger: c.Ledger, // writes are indexed before the tool returns
-	}
-	v.State = state
-	if !c.NoAudit {
-		if v.Audit, err = audit.New(audit.Options{Store: st}); err != nil {
-			text.Close()
-			return nil, err
-		}
-	}
-	l := &Vault{Vault: v, Indexer: ix, Root: root, State: state, Layout: layout, text: text, store: st}
-	if err := l.openHistory(c); err != nil {
-		text.Close()
-		return nil, err
-	}
-	if err := l.openEmbeddings(ctx, c, log); err != nil {
-		text.Close()
-		return nil, err
-	}
-	return l, nil
 }
 
-// openHistory opens the vault's note history in <state>/history (unless
-// --history off): the write tools record every version there, and the
-// indexer records the changes made outside Sheaf.
-func (l *Vault) openHistory(c *config.Config) error {
-	switch c.History {
-	case "off":
-		return nil
-	case "", "on":
-	default:
-		return fmt.Errorf("--history %q: on or off", c.History)
+// indexWait maps the --index-wait setting (0: do not wait) to the tools'
+// (0: the default, negative: do not wait).
+func indexWait(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
 	}
-	opts := histfolder.Options{
-		// 0: the defaults; negative: no minimum.
-		Policy: histfolder.Policy{Days: c.HistoryDays, Keep: c.HistoryKeep},
-	}
-	if c.HistoryNoPrune {
-		opts.PruneEvery = -1 // only the server, which is given the policy, prunes
-	}
-	h, err := histfolder.Open(filepath.Join(l.State, "history"), opts)
-	if err != nil {
-		return fmt.Errorf("opening the note history in %s: %w", l.State, err)
-	}
-	l.history = h
-	l.Vault.History = h
-	l.Indexer.History = h
-	return nil
+	return d
 }
 
-// openEmbeddings wires the embeddings provider and the vector index when
-// c.EmbedBaseURL is set: the embedded index at <state>/vectors.bin, or a
-// Qdrant collection ("sheaf-<vault id>" unless the URL names one).
-func (l *Vault) openEmbeddings(ctx context.Context, c *config.Config, log *slog.Logger) error {
-	if c.EmbedBaseURL == "" {
-		return nil
+// Open opens (or creates) the derived state of the vault folder c.Vault
+// (config.Open). It does not index: call Start (background) or
+// Indexer.Sync (foreground).
+func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Vault, error) {
+	if c.Vault == "" {
+		return nil, errors.New("no vault: pass --vault DIR or set SHEAF_VAULT")
 	}
-	emb, err := embed.New(embed.Config{BaseURL: c.EmbedBaseURL, Model: c.EmbedModel, APIKey: c.EmbedKey, Dimensions: c.EmbedDimensions})
+	if store.SchemeOf(c.Vault) != fs.Scheme {
+		return nil, fmt.Errorf("vault %q is not a folder: serve a cloud vault with `sheaf serve`, index it with `sheaf reconcile`", c.Vault)
+	}
+	o, err := config.Open(ctx, c, log)
 	if err != nil {
-		return fmt.Errorf("embeddings: %w", err)
+		return nil, err
 	}
-	vec, err := openVectors(ctx, c, l.State, l.Vault.ID, log)
-	if err != nil {
-		return err
-	}
-	l.vectors = vec
-	l.Embeddings = &indexer.Embeddings{Store: l.Vault.Store, Embedder: emb, Vectors: vec, MaxNoteBytes: c.MaxNoteBytes, Log: log}
-	l.Vault.Embedder, l.Vault.Vectors, l.Vault.Embeddings = emb, vec, l.Embeddings
-	return nil
+	return Of(o, c)
 }
 
-// openVectors opens the vector index c.Vectors names.
-func openVectors(ctx context.Context, c *config.Config, state, vaultID string, log *slog.Logger) (vectors.Index, error) {
-	if c.Vectors != "" && c.Vectors != "embedded" {
-		return c.OpenQdrant(ctx, vaultID)
+// Of is the local door over o, the vault c describes opened on a folder
+// site.
+func Of(o *config.Opened, c *config.Config) (*Vault, error) {
+	if !o.Site.Indexes() {
+		o.Close()
+		return nil, fmt.Errorf("vault %q is not a folder", o.Vault.Root)
 	}
-	ix, err := vecembedded.Open(filepath.Join(state, "vectors.bin"))
+	layout, err := Locate(o.Site.Root, c.State) // as openFolder found it
 	if err != nil {
-		return nil, fmt.Errorf("opening the vector index: %w", err)
+		o.Close()
+		return nil, err
 	}
-	if lerr := ix.LoadError(); lerr != nil {
-		log.Warn("vector index unreadable; re-embedding", "err", lerr)
-	}
-	return ix, nil
+	return &Vault{Opened: o, Root: o.Site.Root, State: o.Site.State, Layout: layout}, nil
 }
 
 // Start reconciles the vault in the background and then, unless noWatch,
@@ -228,40 +168,21 @@ func (l *Vault) Start(ctx context.Context, noWatch bool) {
 			noWatchAfterAll()
 			return
 		}
-		if err := l.Indexer.Watch(ctx, l.Root); err != nil && ctx.Err() == nil {
+		if err := watch.Run(ctx, l.Indexer, l.Root, watch.Options{}); err != nil && ctx.Err() == nil {
 			l.Indexer.Log.Error("watching the vault", "err", err)
 		}
 	}()
 }
 
 // Close stops what Start started (an index pass stops after the batch it is
-// writing), saves the catalog, so that the next start resumes where this
-// one stopped, and closes the indexes.
+// writing), then closes the vault (config.Opened.Close: the catalog saved,
+// so that the next start resumes where this one stopped).
 func (l *Vault) Close() error {
 	if l.stop != nil {
 		l.stop()
 		l.bg.Wait()
 	}
-	aerr := l.Vault.Audit.Close(context.Background()) // what the last seconds recorded
-	serr := l.Indexer.Save(context.Background())
-	var verr error
-	if l.vectors != nil {
-		verr = l.vectors.Close() // the embedded index flushes on Close
-	}
-	var herr error
-	if l.history != nil {
-		herr = l.history.Close()
-	}
-	return errors.Join(aerr, serr, l.text.Close(), verr, herr, l.store.Close())
-}
-
-// indexWait maps the --index-wait setting (0: do not wait) to the tools'
-// (0: the default, negative: do not wait).
-func indexWait(d time.Duration) time.Duration {
-	if d <= 0 {
-		return -1
-	}
-	return d
+	return l.Opened.Close()
 }
 
 // OpenStore opens the vault folder root (absolute) as one store: notes,

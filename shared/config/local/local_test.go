@@ -13,7 +13,10 @@ import (
 	"testing"
 
 	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/embed"
+	"github.com/sheaf-dev/sheaf/shared/textindex/meili/meilifake"
+	"github.com/sheaf-dev/sheaf/shared/vectors/qdrant/qdrantfake"
 )
 
 // fakeProvider is an OpenAI-compatible /v1/embeddings of embed.NewFake.
@@ -104,12 +107,93 @@ func TestOpenRefuses(t *testing.T) {
 	}
 }
 
-// TestSearchURLOnAFolderIsRefused: a Meilisearch URL for a folder vault is
-// an error that says what to do, never silently ignored.
-func TestSearchURLOnAFolderIsRefused(t *testing.T) {
-	c := &config.Config{Vault: t.TempDir(), State: t.TempDir(), Search: "http://127.0.0.1:7700"}
-	_, err := Open(t.Context(), c, slog.New(slog.DiscardHandler))
-	if err == nil || !strings.Contains(err.Error(), "--search embedded") {
-		t.Fatalf("Open with --search http://… on a folder: %v", err)
+// TestFolderWithMeilisearch: --search with a Meilisearch URL on a folder
+// vault is used, as on S3: the in-process indexer pushes the notes there
+// and search reads them back from it, and no embedded index is made.
+func TestFolderWithMeilisearch(t *testing.T) {
+	ctx := t.Context()
+	meili := meilifake.New(t)
+	dir, state := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "old.md"), []byte("# Old\n\nheron by the lake\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &config.Config{Vault: dir, State: state, VaultID: "notes", Search: meili.URL, Ledger: "off", NoAudit: true}
+	l, err := Open(ctx, c, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.Start(ctx, true)
+	<-l.Vault.Ready()
+	s, err := core.New(l.Vault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.WriteNote(ctx, core.WriteNoteIn{Path: "new.md", Content: "# New\n\nkingfisher on the river\n"}); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]string{"heron": "old.md", "kingfisher": "new.md"} {
+		res, err := s.Search(ctx, core.SearchArgs{Query: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Items) != 1 || res.Items[0].Path != want {
+			t.Errorf("search %q: %+v, want %s", q, res.Items, want)
+		}
+	}
+	pushed, searched := map[string]bool{}, 0
+	for _, call := range meili.Calls() {
+		switch call.Path {
+		case "/indexes/sheaf-notes/documents":
+			for _, p := range []string{"old.md", "new.md"} {
+				pushed[p] = pushed[p] || strings.Contains(string(call.Body), `"path":"`+p+`"`)
+			}
+		case "/multi-search":
+			searched++
+		}
+	}
+	if !pushed["old.md"] || !pushed["new.md"] || meili.DocumentCount("sheaf-notes") == 0 {
+		t.Errorf("notes pushed to Meilisearch: %v (%d documents)", pushed, meili.DocumentCount("sheaf-notes"))
+	}
+	if searched == 0 {
+		t.Error("no search reached Meilisearch")
+	}
+	if _, err := os.Stat(filepath.Join(state, "index.db")); !os.IsNotExist(err) {
+		t.Errorf("an embedded index was made beside Meilisearch: %v", err)
+	}
+}
+
+// TestFolderWithQdrant: --vectors with a Qdrant URL on a folder vault keeps
+// the vectors there, not in the embedded index.
+func TestFolderWithQdrant(t *testing.T) {
+	ctx := t.Context()
+	qd := qdrantfake.New()
+	addr := qd.Start(t)
+	dir, state := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.md"), []byte("# A\n\nalpha beta\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &config.Config{Vault: dir, State: state, VaultID: "notes", Vectors: "qdrant://" + addr, EmbedBaseURL: fakeProvider(t), EmbedModel: "fake"}
+	l, err := Open(ctx, c, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Indexer.Sync(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, err := l.Embeddings.Refresh(ctx, l.Indexer.Catalog); err != nil || n != 1 {
+		t.Fatalf("refresh: %d notes, %v", n, err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := qd.Collections(); len(got) != 1 || got[0] != "sheaf-notes" {
+		t.Errorf("Qdrant collections %v, want [sheaf-notes]", got)
+	}
+	if qd.Count("Points/Upsert") == 0 {
+		t.Error("no vector reached Qdrant")
+	}
+	if _, err := os.Stat(filepath.Join(state, "vectors.bin")); !os.IsNotExist(err) {
+		t.Errorf("an embedded vector index was made beside Qdrant: %v", err)
 	}
 }

@@ -7,24 +7,24 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/sheaf-dev/sheaf/indexer"
+	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
 // FileSnapshots keeps the catalog in a local folder: the same segmented
-// layout as indexer.StoreSnapshots (over an fs store), in a "catalog" folder beside Path. Path is the
+// layout as catalogstore.Snapshots (over an fs store), in a "catalog" folder beside Path. Path is the
 // whole snapshot of Sheaf before catalog format 3, read when the folder
 // holds no manifest yet.
 type FileSnapshots struct {
 	Path string
 
 	once sync.Once
-	s    *indexer.StoreSnapshots
+	s    *catalogstore.Snapshots
 	err  error
 }
 
-func (f *FileSnapshots) open() (*indexer.StoreSnapshots, error) {
+func (f *FileSnapshots) open() (*catalogstore.Snapshots, error) {
 	f.once.Do(func() {
 		dir := filepath.Dir(f.Path)
 		if f.err = os.MkdirAll(dir, 0o755); f.err != nil {
@@ -32,7 +32,7 @@ func (f *FileSnapshots) open() (*indexer.StoreSnapshots, error) {
 		}
 		var st *fs.Store
 		if st, f.err = fs.Open(dir); f.err == nil {
-			f.s = &indexer.StoreSnapshots{Store: st, Key: filepath.Base(f.Path), Dir: "catalog/"}
+			f.s = &catalogstore.Snapshots{Store: st, Key: filepath.Base(f.Path), Dir: "catalog/"}
 		}
 	})
 	return f.s, f.err

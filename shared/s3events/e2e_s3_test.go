@@ -1,4 +1,4 @@
-package indexer
+package s3events
 
 import (
 	"bytes"
@@ -24,6 +24,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/sheaf-dev/sheaf/indexer"
+	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 	s3store "github.com/sheaf-dev/sheaf/shared/store/s3"
 	"github.com/sheaf-dev/sheaf/shared/store/s3/s3test"
 	"github.com/sheaf-dev/sheaf/shared/textindex/embedded"
@@ -91,7 +93,7 @@ type e2e struct {
 	srv    *s3test.Server
 	client *awss3.Client
 	store  *s3store.Store
-	ix     *Indexer
+	ix     *indexer.Indexer
 	rec    *recorder
 }
 
@@ -112,11 +114,11 @@ func startE2E(t *testing.T) *e2e {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { text.Close() })
-	ix := &Indexer{
-		Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: &StoreSnapshots{Store: st},
-		MaxNoteBytes: 1 << 20, KeyPath: st.Path, Bucket: e2eBucket, WebhookToken: "",
+	ix := &indexer.Indexer{
+		Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: &catalogstore.Snapshots{Store: st},
+		MaxNoteBytes: 1 << 20, KeyPath: st.Path, Bucket: e2eBucket,
 	}
-	h := ix.Webhook()
+	h := Webhook(ix, "")
 	rec.handler.Store(&h)
 	return &e2e{srv: srv, client: client, store: st, ix: ix, rec: rec}
 }
@@ -183,7 +185,7 @@ func (e *e2e) upload(t *testing.T, dir, prefix string) int {
 // listing of the bucket; "" when they agree exactly.
 func (e *e2e) mismatch(t testing.TB, c *vault.Catalog) string {
 	t.Helper()
-	want := storeState(t, e.store, e.ix.maxNote())
+	want := storeState(t, e.store, maxNote(e.ix))
 	var diffs []string
 	for _, n := range c.Notes() {
 		if h, ok := want[n.Path]; !ok || h != n.Hash {
@@ -245,7 +247,7 @@ func TestE2EVersityGWWebhook(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	n := e.upload(t, filepath.Join("..", "infra", "sample-vault"), "")
+	n := e.upload(t, filepath.Join("..", "..", "infra", "sample-vault"), "")
 	n += e.upload(t, gen, "gen/")
 	e.converge(t, "initial upload", 2*time.Minute)
 	t.Logf("%d objects uploaded and indexed through the webhook in %v (%d notes)", n, time.Since(start), e.ix.Catalog.Len())
@@ -290,7 +292,7 @@ func TestE2EVersityGWWebhook(t *testing.T) {
 		for _, b := range bodies[:k] {
 			batch = append(batch, string(b))
 		}
-		out, err := e.ix.Handle(ctx, sqsBatch(t, batch...))
+		out, err := Handle(ctx, e.ix, sqsBatch(t, batch...))
 		if resp, ok := out.(events.SQSEventResponse); err != nil || !ok || len(resp.BatchItemFailures) > 0 {
 			t.Fatalf("replay: %+v %v", out, err)
 		}
@@ -319,7 +321,7 @@ func TestE2EVersityGWWebhook(t *testing.T) {
 		e.put(t, fmt.Sprintf("new/after crash %d.md", i), []byte("new note"))
 	}
 	cut, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
-	_, _ = e.ix.Handle(cut, sqsBatch(t, lost[:10]...))
+	_, _ = Handle(cut, e.ix, sqsBatch(t, lost[:10]...))
 	cancel()
 	// Let the dropped webhook requests drain before comparing.
 	time.Sleep(500 * time.Millisecond)
@@ -327,7 +329,7 @@ func TestE2EVersityGWWebhook(t *testing.T) {
 		t.Fatalf("the crash left nothing to repair: the test proves nothing")
 	}
 
-	fresh := &Indexer{Store: e.store, Text: e.ix.Text, Snapshots: &StoreSnapshots{Store: e.store},
+	fresh := &indexer.Indexer{Store: e.store, Text: e.ix.Text, Snapshots: &catalogstore.Snapshots{Store: e.store},
 		MaxNoteBytes: e.ix.MaxNoteBytes, KeyPath: e.store.Path, Bucket: e2eBucket}
 	c, err := fresh.Snapshots.Load(ctx)
 	if err != nil || c == nil {
@@ -343,16 +345,16 @@ func TestE2EVersityGWWebhook(t *testing.T) {
 	if d := e.mismatch(t, fresh.Catalog); d != "" {
 		t.Errorf("after reconcile: %s", d)
 	}
-	saved, err := (&StoreSnapshots{Store: e.store}).Load(ctx)
+	saved, err := (&catalogstore.Snapshots{Store: e.store}).Load(ctx)
 	if err != nil || saved == nil {
 		t.Fatal(err)
 	}
 	if d := e.mismatch(t, saved); d != "" {
 		t.Errorf("saved snapshot after reconcile: %s", d)
 	}
-	cats := &StoreCatalogs{Store: e.store}
+	cats := &catalogstore.Catalogs{Store: e.store}
 	if rc, err := cats.Catalog(ctx); err != nil || rc.Len() != saved.Len() {
-		t.Errorf("StoreCatalogs: %v, %v", rc, err)
+		t.Errorf("catalogstore.Catalogs: %v, %v", rc, err)
 	}
 }
 

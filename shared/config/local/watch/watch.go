@@ -1,9 +1,14 @@
-package indexer
+// Package watch is the local door's file watcher: it follows a vault
+// folder with fsnotify and hands what changed to the indexer, which it
+// drives through exported methods only (ApplyPaths, Refresh, Save,
+// SetPending).
+package watch
 
 import (
 	"context"
 	"errors"
 	"io/fs"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -15,11 +20,12 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/sheaf-dev/sheaf/indexer"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
-// The watcher's timing defaults (see Indexer.WatchQuiet and friends).
+// The watcher's timing defaults (see Options).
 const (
 	DefaultWatchQuiet     = 150 * time.Millisecond
 	DefaultWatchMaxWait   = time.Second
@@ -31,23 +37,38 @@ const (
 	// reconcileShare bounds the time reconcile walks take: the interval
 	// grows to this many times the last walk's duration.
 	reconcileShare = 20
+	// applyChunk is how many changed paths are applied as one batch.
+	applyChunk = 256
 )
 
-// Watch follows a vault folder with fsnotify and feeds every change to the
-// indexer as a hint. A changed file is re-read once changes pause for
-// WatchQuiet, and at the latest WatchMaxWait after it was seen, so a file
-// saved again and again is still indexed within WatchMaxWait. A folder
-// created, renamed or removed is rescanned (its watches added again
-// first); an overflow of the kernel's event queue, a watcher error or a
-// burst of changes rescans the whole vault. When Watch starts, and then
-// every ReconcileEvery (longer for a big vault: walks take at most 1/20 of
-// the time), the vault is walked and anything the catalog does not hold as
-// listed, whatever the events said or failed to say, applied: another
-// process on the same folder, a lost watch or a missed event converge
-// within that time. Changes seen and not indexed yet are counted in Status().Pending,
-// so that answers meanwhile can say they are partial. The catalog
-// snapshot is saved about 2 s after changes. Watch returns when ctx ends.
-func (ix *Indexer) Watch(ctx context.Context, root string) error {
+// Options is the watcher's timing; zero values are the defaults.
+type Options struct {
+	// Quiet: a changed file is indexed after Quiet without changes
+	// (DefaultWatchQuiet), at the latest MaxWait after it was seen
+	// (DefaultWatchMaxWait).
+	Quiet, MaxWait time.Duration
+	// ReconcileEvery: the vault is walked and reconciled when Run starts,
+	// then every ReconcileEvery (DefaultReconcileEvery; negative: never
+	// again).
+	ReconcileEvery time.Duration
+}
+
+// Run follows the vault folder root with fsnotify and feeds every change
+// to ix as a hint. A changed file is re-read once changes pause for Quiet,
+// and at the latest MaxWait after it was seen, so a file saved again and
+// again is still indexed within MaxWait. A folder created, renamed or
+// removed is rescanned (its watches added again first); an overflow of the
+// kernel's event queue, a watcher error or a burst of changes rescans the
+// whole vault. When Run starts, and then every ReconcileEvery (longer for
+// a big vault: walks take at most 1/20 of the time), the vault is walked
+// and anything the catalog does not hold as listed, whatever the events
+// said or failed to say, applied: another process on the same folder, a
+// lost watch or a missed event converge within that time. Changes seen and
+// not indexed yet are counted in ix.Status().Pending (ix.SetPending), so
+// that answers meanwhile can say they are partial; a caller that starts
+// Run after a Sync announces it first with ix.ExpectWatch. The catalog
+// snapshot is saved about 2 s after changes. Run returns when ctx ends.
+func Run(ctx context.Context, ix *indexer.Indexer, root string, o Options) error {
 	// Buffered: fsnotify's reader then handles a renamed folder's
 	// IN_MOVE_SELF before intake adds the new name (see addTree).
 	fw, err := fsnotify.NewBufferedWatcher(4096)
@@ -55,7 +76,7 @@ func (ix *Indexer) Watch(ctx context.Context, root string) error {
 		return err
 	}
 	defer fw.Close()
-	w := &watcher{ix: ix, root: root, fw: fw, wake: make(chan struct{}, 1), bad: map[string]string{}}
+	w := &watcher{ix: ix, o: o, log: logger(ix), root: root, fw: fw, wake: make(chan struct{}, 1), bad: map[string]string{}}
 	// What changes before the watches are added is seen only by the first
 	// walk: it counts as pending until that walk is applied, so that a
 	// caller waiting for the watcher to settle (a move) waits for it too.
@@ -66,14 +87,16 @@ func (ix *Indexer) Watch(ctx context.Context, root string) error {
 		defer close(intakeDone)
 		w.intake(ctx)
 	}()
-	defer func() { fw.Close(); <-intakeDone; ix.setPending(0, time.Time{}) }()
+	defer func() { fw.Close(); <-intakeDone; ix.SetPending(0, time.Time{}) }()
 	return w.run(ctx, walked)
 }
 
-// watcher is one Watch: an intake goroutine queues what fsnotify reports,
+// watcher is one Run: an intake goroutine queues what fsnotify reports,
 // run flushes the queue into the indexer.
 type watcher struct {
-	ix   *Indexer
+	ix   *indexer.Indexer
+	o    Options
+	log  *slog.Logger
 	root string
 	fw   *fsnotify.Watcher
 	wake chan struct{} // a change was queued
@@ -91,25 +114,33 @@ type watcher struct {
 	bad map[string]string // path -> ETag of a file found unindexable at that version (run only)
 }
 
-func (ix *Indexer) watchQuiet() time.Duration {
-	if ix.WatchQuiet > 0 {
-		return ix.WatchQuiet
+func (o Options) quiet() time.Duration {
+	if o.Quiet > 0 {
+		return o.Quiet
 	}
 	return DefaultWatchQuiet
 }
 
-func (ix *Indexer) watchMaxWait() time.Duration {
-	if ix.WatchMaxWait > 0 {
-		return ix.WatchMaxWait
+func (o Options) maxWait() time.Duration {
+	if o.MaxWait > 0 {
+		return o.MaxWait
 	}
 	return DefaultWatchMaxWait
 }
 
-func (ix *Indexer) reconcileEvery() time.Duration {
-	if ix.ReconcileEvery != 0 {
-		return ix.ReconcileEvery
+func (o Options) reconcileEvery() time.Duration {
+	if o.ReconcileEvery != 0 {
+		return o.ReconcileEvery
 	}
 	return DefaultReconcileEvery
+}
+
+// logger is ix's logger.
+func logger(ix *indexer.Indexer) *slog.Logger {
+	if ix.Log != nil {
+		return ix.Log
+	}
+	return slog.Default()
 }
 
 // addTree watches dir and every visible folder below it. Adding a folder
@@ -154,9 +185,9 @@ func (w *watcher) intake(ctx context.Context) {
 				return
 			}
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				w.ix.log().Warn("file watcher: the kernel's event queue overflowed; rescanning the vault")
+				w.log.Warn("file watcher: the kernel's event queue overflowed; rescanning the vault")
 			} else {
-				w.ix.log().Warn("file watcher", "err", err)
+				w.log.Warn("file watcher", "err", err)
 			}
 			w.queue("", false, true)
 		case ev, ok := <-w.fw.Events:
@@ -179,7 +210,7 @@ func (w *watcher) intake(ctx context.Context) {
 				// catalog knows the path as a file, rescan it as a folder.
 				if _, ok := w.ix.Catalog.Attachment(rel); !ok {
 					if n, ok := w.ix.Catalog.Note(rel); !ok || n.Path != rel {
-						folder = !vault.IsNotePath(rel) || w.ix.hasUnder(rel)
+						folder = !vault.IsNotePath(rel) || hasUnder(w.ix.Catalog, rel)
 					}
 				}
 			}
@@ -191,12 +222,11 @@ func (w *watcher) intake(ctx context.Context) {
 	}
 }
 
-// hasUnder reports whether the catalog holds a note or attachment under
-// folder rel.
-func (ix *Indexer) hasUnder(rel string) bool {
+// hasUnder reports whether catalog c holds a note under folder rel.
+func hasUnder(c *vault.Catalog, rel string) bool {
 	prefix := rel + "/"
 	found := false
-	ix.Catalog.Each(func(n *vault.Note) {
+	c.Each(func(n *vault.Note) {
 		found = found || strings.HasPrefix(n.Path, prefix)
 	})
 	return found
@@ -244,18 +274,18 @@ func (w *watcher) queue(path string, folder, all bool) {
 
 // publish hands the count of changes not indexed yet to Status (w.mu held).
 func (w *watcher) publish() {
-	w.ix.setPending(w.queued+w.working, w.since)
+	w.ix.SetPending(w.queued+w.working, w.since)
 }
 
-// due is when the queue should be flushed: after WatchQuiet of quiet, at
-// the latest WatchMaxWait after its first change; zero when it is empty.
+// due is when the queue should be flushed: after Quiet of quiet, at the
+// latest MaxWait after its first change; zero when it is empty.
 func (w *watcher) due() time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.queued == 0 {
 		return time.Time{}
 	}
-	return minTime(w.last.Add(w.ix.watchQuiet()), w.first.Add(w.ix.watchMaxWait()))
+	return minTime(w.last.Add(w.o.quiet()), w.first.Add(w.o.maxWait()))
 }
 
 func minTime(a, b time.Time) time.Time {
@@ -325,7 +355,7 @@ func (w *watcher) run(ctx context.Context, walked func()) error {
 	saving := false
 	// A walk at once, whatever the interval: what changed between the
 	// caller's last pass and the watches being added.
-	every := ix.reconcileEvery()
+	every := w.o.reconcileEvery()
 	recon := time.NewTimer(0)
 	defer recon.Stop()
 	changed := func() {
@@ -370,7 +400,7 @@ func (w *watcher) run(ctx context.Context, walked func()) error {
 		case <-save.C:
 			saving = false
 			if err := ix.Save(ctx); err != nil && ctx.Err() == nil {
-				ix.log().Warn("saving the catalog snapshot", "err", err)
+				w.log.Warn("saving the catalog snapshot", "err", err)
 			}
 		}
 	}
@@ -403,14 +433,14 @@ func (w *watcher) flush(ctx context.Context) bool {
 			})
 			if err != nil {
 				if ctx.Err() == nil {
-					w.ix.log().Warn("rescanning a folder after a change; rescanning the vault", "folder", f, "err", err)
+					w.log.Warn("rescanning a folder after a change; rescanning the vault", "folder", f, "err", err)
 					return w.reconcile(ctx)
 				}
 				return false
 			}
 		}
 		applied, errs := w.ix.Refresh(ctx, folders, listed, w.skip)
-		w.ix.log().Debug("rescanned folders after a change", "folders", len(folders), "applied", len(applied))
+		w.log.Debug("rescanned folders after a change", "folders", len(folders), "applied", len(applied))
 		n += w.apply(ctx, applied, errs)
 	}
 	var todo []string
@@ -423,9 +453,9 @@ func (w *watcher) flush(ctx context.Context) bool {
 	}
 	slices.Sort(todo)
 	todo = slices.Compact(todo)
-	for i := 0; i < len(todo); i += refreshChunk {
-		chunk := todo[i:min(i+refreshChunk, len(todo))]
-		n += w.apply(ctx, chunk, w.ix.applyMany(ctx, chunk))
+	for i := 0; i < len(todo); i += applyChunk {
+		chunk := todo[i:min(i+applyChunk, len(todo))]
+		n += w.apply(ctx, chunk, w.ix.ApplyPaths(ctx, chunk))
 	}
 	return n > 0
 }
@@ -449,12 +479,12 @@ func (w *watcher) apply(ctx context.Context, paths []string, errs []error) int {
 		switch {
 		case err == nil:
 			delete(w.bad, p)
-		case IsPermanent(err):
+		case indexer.IsPermanent(err):
 			if o, serr := w.ix.Store.Stat(ctx, p); serr == nil {
 				w.bad[p] = o.ETag
 			}
 		case ctx.Err() == nil:
-			w.ix.log().Debug("indexing after change", "path", p, "err", err)
+			w.log.Debug("indexing after change", "path", p, "err", err)
 		}
 	}
 	return len(paths)
@@ -479,7 +509,7 @@ func (w *watcher) reconcile(ctx context.Context) bool {
 	})
 	if err != nil {
 		if ctx.Err() == nil {
-			w.ix.log().Warn("walking the vault", "err", err)
+			w.log.Warn("walking the vault", "err", err)
 		}
 		return false
 	}
@@ -494,7 +524,7 @@ func (w *watcher) reconcile(ctx context.Context) bool {
 		maps.DeleteFunc(w.bad, func(p, _ string) bool { return !keep[p] })
 	}
 	if len(paths) > 0 {
-		w.ix.log().Debug("reconciled the vault with the disk", "paths", len(paths))
+		w.log.Debug("reconciled the vault with the disk", "paths", len(paths))
 	}
 	return w.apply(ctx, paths, errs) > 0
 }

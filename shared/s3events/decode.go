@@ -1,4 +1,4 @@
-package indexer
+package s3events
 
 import (
 	"bytes"

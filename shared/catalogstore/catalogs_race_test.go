@@ -1,4 +1,4 @@
-package indexer
+package catalogstore
 
 import (
 	"context"
@@ -13,10 +13,10 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/store/s3/s3test"
 )
 
-// TestStoreCatalogsConcurrentRewrites rewrites the snapshot in a real
+// TestCatalogsConcurrentRewrites rewrites the snapshot in a real
 // versitygw bucket while readers revalidate it continuously: every catalog
 // a reader gets is one whole generation, never a mix or a torn read.
-func TestStoreCatalogsConcurrentRewrites(t *testing.T) {
+func TestCatalogsConcurrentRewrites(t *testing.T) {
 	srv := s3test.Start(t, s3test.Options{})
 	srv.CreateBucket(t, "cats")
 	st := s3store.New(srv.Client(t), "cats", "vault")
@@ -35,7 +35,7 @@ func TestStoreCatalogsConcurrentRewrites(t *testing.T) {
 		}
 		return ps
 	}
-	snaps := &StoreSnapshots{Store: st}
+	snaps := &Snapshots{Store: st}
 	if err := snaps.Save(ctx, catalogWith(gen(0)...)); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestStoreCatalogsConcurrentRewrites(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cats := &StoreCatalogs{Store: st, MaxAge: time.Nanosecond}
+			cats := &Catalogs{Store: st, MaxAge: time.Nanosecond}
 			for ctx.Err() == nil {
 				select {
 				case <-writing:

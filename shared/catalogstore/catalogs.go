@@ -1,4 +1,4 @@
-package indexer
+package catalogstore
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
-// StoreCatalogs is the read side of the segmented catalog (see
-// StoreSnapshots) for stateless handlers: a cold one reads the manifest and
+// Catalogs is the read side of the segmented catalog (see
+// Snapshots) for stateless handlers: a cold one reads the manifest and
 // every segment (several at once, decoded on all cores); then it
 // revalidates at most once per MaxAge with a Stat of the manifest, and when
 // its ETag changed reads only the segments saved since, applying them in
@@ -21,7 +21,7 @@ import (
 // with no manifest, a whole snapshot of an older Sheaf at Key is read.
 // While the store cannot be reached, the catalog loaded last is served
 // (and revalidated again after MaxAge).
-type StoreCatalogs struct {
+type Catalogs struct {
 	Store  store.Store
 	Key    string        // the legacy whole snapshot; default DefaultSnapshotKey
 	Dir    string        // default DefaultCatalogDir
@@ -50,7 +50,7 @@ type catalogFlight struct {
 }
 
 // Catalog returns the current catalog. Callers must treat it as read-only.
-func (c *StoreCatalogs) Catalog(ctx context.Context) (*vault.Catalog, error) {
+func (c *Catalogs) Catalog(ctx context.Context) (*vault.Catalog, error) {
 	c.mu.Lock()
 	if c.cat != nil && time.Since(c.checked) < c.maxAge() {
 		cat := c.cat
@@ -78,7 +78,7 @@ func (c *StoreCatalogs) Catalog(ctx context.Context) (*vault.Catalog, error) {
 // loaded, or the manifest has no summary (an older indexer wrote it), or
 // cannot be read: the caller then loads the catalog with Catalog, which
 // also reports any error.
-func (c *StoreCatalogs) Summary(ctx context.Context) (sum vault.Summary, ok bool, err error) {
+func (c *Catalogs) Summary(ctx context.Context) (sum vault.Summary, ok bool, err error) {
 	c.mu.Lock()
 	loaded, cached, at := c.cat != nil, c.sum, c.sumAt
 	c.mu.Unlock()
@@ -102,7 +102,7 @@ func (c *StoreCatalogs) Summary(ctx context.Context) (sum vault.Summary, ok bool
 // background, when Preload is set and no catalog is loaded: the tools
 // call it after answering from the Summary. A failure is left for the next
 // call to retry.
-func (c *StoreCatalogs) Prefetch(ctx context.Context) {
+func (c *Catalogs) Prefetch(ctx context.Context) {
 	c.mu.Lock()
 	loaded := c.cat != nil
 	c.mu.Unlock()
@@ -119,7 +119,7 @@ func (c *StoreCatalogs) Prefetch(ctx context.Context) {
 // Missing reports whether the last catalog served came from no snapshot at
 // all: no indexer has saved one yet, so the catalog is empty for want of
 // indexing, not because the vault is.
-func (c *StoreCatalogs) Missing() bool {
+func (c *Catalogs) Missing() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.cat != nil && !c.view.found && c.legacy == ""
@@ -127,7 +127,7 @@ func (c *StoreCatalogs) Missing() bool {
 
 // revalidate runs one flight: it is detached from any one caller's context,
 // so a caller that gives up does not fail the others.
-func (c *StoreCatalogs) revalidate(ctx context.Context, f *catalogFlight) {
+func (c *Catalogs) revalidate(ctx context.Context, f *catalogFlight) {
 	c.mu.Lock()
 	old, v, legacy := c.cat, c.view, c.legacy
 	c.mu.Unlock()
@@ -150,7 +150,7 @@ func (c *StoreCatalogs) revalidate(ctx context.Context, f *catalogFlight) {
 
 // fetch returns the current catalog: old, updated in place by the segments
 // saved since v, when that is enough; else a new one.
-func (c *StoreCatalogs) fetch(ctx context.Context, old *vault.Catalog, v view, legacy string) (*vault.Catalog, view, string, error) {
+func (c *Catalogs) fetch(ctx context.Context, old *vault.Catalog, v view, legacy string) (*vault.Catalog, view, string, error) {
 	f := c.files()
 	if old != nil && v.found {
 		obj, err := f.store.Stat(ctx, f.manifestKey())
@@ -207,11 +207,11 @@ func (c *StoreCatalogs) fetch(ctx context.Context, old *vault.Catalog, v view, l
 	return cat, nv, "", nil
 }
 
-func (c *StoreCatalogs) files() catalogFiles {
-	return (&StoreSnapshots{Store: c.Store, Key: c.Key, Dir: c.Dir}).files()
+func (c *Catalogs) files() catalogFiles {
+	return (&Snapshots{Store: c.Store, Key: c.Key, Dir: c.Dir}).files()
 }
 
-func (c *StoreCatalogs) maxAge() time.Duration {
+func (c *Catalogs) maxAge() time.Duration {
 	if c.MaxAge > 0 {
 		return c.MaxAge
 	}

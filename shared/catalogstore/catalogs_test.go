@@ -1,4 +1,4 @@
-package indexer
+package catalogstore
 
 import (
 	"context"
@@ -39,17 +39,17 @@ func catalogWith(paths ...string) *vault.Catalog {
 	return c
 }
 
-func TestStoreCatalogsMissing(t *testing.T) {
+func TestCatalogsMissing(t *testing.T) {
 	ctx := context.Background()
 	st, err := fs.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	cats := &StoreCatalogs{Store: st, MaxAge: time.Nanosecond}
+	cats := &Catalogs{Store: st, MaxAge: time.Nanosecond}
 	if _, err := cats.Catalog(ctx); err != nil || !cats.Missing() {
 		t.Fatalf("no snapshot: missing %v, %v", cats.Missing(), err)
 	}
-	if err := (&StoreSnapshots{Store: st}).Save(ctx, catalogWith("a.md")); err != nil {
+	if err := (&Snapshots{Store: st}).Save(ctx, catalogWith("a.md")); err != nil {
 		t.Fatal(err)
 	}
 	if c, err := cats.Catalog(ctx); err != nil || c.Len() != 1 || cats.Missing() {
@@ -57,14 +57,14 @@ func TestStoreCatalogsMissing(t *testing.T) {
 	}
 }
 
-func TestStoreCatalogs(t *testing.T) {
+func TestCatalogs(t *testing.T) {
 	ctx := context.Background()
 	fsStore, err := fs.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := &countingStore{Store: fsStore, delay: 20 * time.Millisecond}
-	cats := &StoreCatalogs{Store: st, MaxAge: time.Hour}
+	cats := &Catalogs{Store: st, MaxAge: time.Hour}
 
 	// No snapshot yet: an empty catalog, no error, and Missing says why.
 	if cats.Missing() {
@@ -78,7 +78,7 @@ func TestStoreCatalogs(t *testing.T) {
 		t.Error("a fresh deployment's catalog must say the snapshot is missing")
 	}
 
-	writer := &StoreSnapshots{Store: fsStore}
+	writer := &Snapshots{Store: fsStore}
 	if err := writer.Save(ctx, catalogWith("a.md")); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestStoreCatalogs(t *testing.T) {
 	// A cold cache under concurrent load: one read of the manifest and one
 	// of its segment in all.
 	cold := &countingStore{Store: fsStore, delay: 20 * time.Millisecond}
-	cats = &StoreCatalogs{Store: cold, MaxAge: time.Hour}
+	cats = &Catalogs{Store: cold, MaxAge: time.Hour}
 	var wg sync.WaitGroup
 	var bad atomic.Int64
 	for range 64 {
@@ -124,7 +124,7 @@ func TestStoreCatalogs(t *testing.T) {
 	// at most one Stat per MaxAge, and every change is seen.
 	const maxAge = 20 * time.Millisecond
 	warm := &countingStore{Store: fsStore}
-	cats = &StoreCatalogs{Store: warm, MaxAge: maxAge}
+	cats = &Catalogs{Store: warm, MaxAge: maxAge}
 	if _, err := cats.Catalog(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestStoreCatalogs(t *testing.T) {
 	}
 
 	// A caller that gives up does not spoil the load for the others.
-	cats = &StoreCatalogs{Store: &countingStore{Store: fsStore, delay: 50 * time.Millisecond}}
+	cats = &Catalogs{Store: &countingStore{Store: fsStore, delay: 50 * time.Millisecond}}
 	short, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
 	defer cancel()
 	if _, err := cats.Catalog(short); err == nil {
@@ -179,7 +179,7 @@ func TestStoreCatalogs(t *testing.T) {
 // read), the same summary the writer's catalog gives; once the catalog is
 // loaded, it says to use the catalog. With Preload, Prefetch loads it in
 // the background.
-func TestStoreCatalogsSummary(t *testing.T) {
+func TestCatalogsSummary(t *testing.T) {
 	ctx := context.Background()
 	fsStore, err := fs.Open(t.TempDir())
 	if err != nil {
@@ -189,7 +189,7 @@ func TestStoreCatalogsSummary(t *testing.T) {
 	c.Upsert(vault.Note{Path: "todo.md", Directives: []vault.Directive{{Title: "x"}, {Title: "y", Done: true}}})
 	c.SetProblem("huge.md", "too large: not indexed")
 	c.SetIndexedAt(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
-	writer := &StoreSnapshots{Store: fsStore}
+	writer := &Snapshots{Store: fsStore}
 	if err := writer.Save(ctx, c); err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestStoreCatalogsSummary(t *testing.T) {
 	}
 
 	st := &countingStore{Store: fsStore}
-	cats := &StoreCatalogs{Store: st, MaxAge: time.Hour}
+	cats := &Catalogs{Store: st, MaxAge: time.Hour}
 	got, ok, err := cats.Summary(ctx)
 	if err != nil || !ok {
 		t.Fatalf("cold Summary: %v, %v", ok, err)
@@ -224,11 +224,11 @@ func TestStoreCatalogsSummary(t *testing.T) {
 		t.Errorf("with the catalog loaded: Summary ok %v, %v; want the catalog used", ok, err)
 	}
 
-	prefetching := &StoreCatalogs{Store: fsStore, MaxAge: time.Hour, Preload: true}
+	prefetching := &Catalogs{Store: fsStore, MaxAge: time.Hour, Preload: true}
 	if _, ok, _ := prefetching.Summary(ctx); !ok {
 		t.Fatal("prefetching reader: no summary")
 	}
-	(&StoreCatalogs{Store: fsStore}).Prefetch(ctx) // without Preload: nothing
+	(&Catalogs{Store: fsStore}).Prefetch(ctx) // without Preload: nothing
 	prefetching.Prefetch(ctx)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		if _, ok, _ := prefetching.Summary(ctx); !ok {
@@ -239,26 +239,17 @@ func TestStoreCatalogsSummary(t *testing.T) {
 		}
 	}
 
-	// An overlay with a write of its own pending loads the catalog.
-	o := &Overlay{Base: &StoreCatalogs{Store: fsStore}, Store: fsStore}
-	if _, ok, _ := o.Summary(ctx); !ok {
-		t.Error("an overlay with no writes pending gives no summary")
-	}
-	o.pending = map[string]overlayWrite{"new.md": {at: time.Now()}}
-	if _, ok, _ := o.Summary(ctx); ok {
-		t.Error("an overlay with a write pending gave the shared summary")
-	}
 }
 
 // A manifest written before summaries (version 3) gives none: the reader
 // loads the catalog.
-func TestStoreCatalogsSummaryOfAnOlderManifest(t *testing.T) {
+func TestCatalogsSummaryOfAnOlderManifest(t *testing.T) {
 	ctx := context.Background()
 	st, err := fs.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	writer := &StoreSnapshots{Store: st}
+	writer := &Snapshots{Store: st}
 	if err := writer.Save(ctx, catalogWith("a.md")); err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +262,7 @@ func TestStoreCatalogsSummaryOfAnOlderManifest(t *testing.T) {
 	if _, err := f.writeManifest(ctx, m, etag); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, err := (&StoreCatalogs{Store: st}).Summary(ctx); ok || err != nil {
+	if _, ok, err := (&Catalogs{Store: st}).Summary(ctx); ok || err != nil {
 		t.Errorf("Summary of a manifest without one: ok %v, %v", ok, err)
 	}
 }

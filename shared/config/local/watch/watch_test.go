@@ -1,4 +1,4 @@
-package indexer
+package watch
 
 import (
 	"context"
@@ -9,26 +9,29 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/sheaf-dev/sheaf/indexer"
+	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 	"github.com/sheaf-dev/sheaf/shared/vault/vaultgen"
 )
 
-// watching starts ix.Watch on dir after a first Sync, and stops it at
+// watching starts Run on dir after a first Sync, and stops it at
 // cleanup.
-func watching(t testing.TB, ix *Indexer, dir string) {
+func watching(t testing.TB, ix *indexer.Indexer, dir string, o Options) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	if _, err := ix.Sync(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- ix.Watch(ctx, dir) }()
+	go func() { done <- Run(ctx, ix, dir, o) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -119,8 +122,8 @@ func clipList(ps []string) []string {
 // wait nothing was indexed until the saving stopped.
 func TestWatchKeepsUpWithATrickle(t *testing.T) {
 	f := newFixture(t, map[string]string{"a.md": "# a\n"})
-	f.ix.WatchMaxWait = 500 * time.Millisecond
-	watching(t, f.ix, f.dir)
+	f.o.MaxWait = 500 * time.Millisecond
+	watching(t, f.ix, f.dir, f.o)
 	const every = 100 * time.Millisecond
 	saves := 30 // 3 s
 	if testing.Short() {
@@ -146,13 +149,13 @@ func TestWatchKeepsUpWithATrickle(t *testing.T) {
 				t.Errorf("%s written %v ago is not indexed and nothing is pending", q, age.Round(time.Millisecond))
 			}
 			// The bound is WatchMaxWait; the margin is for a loaded machine.
-			if age > f.ix.WatchMaxWait+3*time.Second {
+			if age > f.o.MaxWait+3*time.Second {
 				t.Fatalf("%s written %v ago is still not indexed while the saving goes on", q, age.Round(time.Millisecond))
 			}
 			worst = max(worst, age)
 		}
 	}
-	t.Logf("%d saves: the oldest note seen unindexed was %v old (bound %v); %d silent misses", saves, worst.Round(time.Millisecond), f.ix.WatchMaxWait, silent)
+	t.Logf("%d saves: the oldest note seen unindexed was %v old (bound %v); %d silent misses", saves, worst.Round(time.Millisecond), f.o.MaxWait, silent)
 	converged(t, f.ix.Catalog, f.dir, 10*time.Second)
 	deadline := time.Now().Add(5 * time.Second)
 	for f.ix.Status().Pending != 0 {
@@ -175,7 +178,7 @@ func TestWatchFolderRenames(t *testing.T) {
 		files[fmt.Sprintf("F%d/Sub/pic.png", d)] = "png"
 	}
 	f := newFixture(t, files)
-	watching(t, f.ix, f.dir)
+	watching(t, f.ix, f.dir, f.o)
 	for round := range 3 {
 		for d := range 6 {
 			from, to := fmt.Sprintf("F%d", d), fmt.Sprintf("G%d", d)
@@ -209,8 +212,8 @@ func TestWatchFolderRenames(t *testing.T) {
 // periodic walk puts it right without any event.
 func TestWatchReconcileHealsDrift(t *testing.T) {
 	f := newFixture(t, map[string]string{"a.md": "# a\n", "b/c.md": "# c\n", "b/x.pdf": "pdf"})
-	f.ix.ReconcileEvery = 200 * time.Millisecond
-	watching(t, f.ix, f.dir)
+	f.o.ReconcileEvery = 200 * time.Millisecond
+	watching(t, f.ix, f.dir, f.o)
 	converged(t, f.ix.Catalog, f.dir, 5*time.Second)
 	f.ix.Catalog.Remove("b/c.md")
 	f.ix.Catalog.RemoveAttachment("b/x.pdf")
@@ -222,10 +225,10 @@ func TestWatchReconcileHealsDrift(t *testing.T) {
 // read once per version, not on every reconcile walk.
 func TestWatchSkipsUnindexableOnReconcile(t *testing.T) {
 	f := newFixture(t, map[string]string{"a.md": "# a\n", "bin.md": "\x00\x01\x02binary"})
-	f.ix.ReconcileEvery = 50 * time.Millisecond
+	f.o.ReconcileEvery = 50 * time.Millisecond
 	c := &countingStore{Store: f.ix.Store}
 	f.ix.Store = c
-	watching(t, f.ix, f.dir)
+	watching(t, f.ix, f.dir, f.o)
 	time.Sleep(600 * time.Millisecond)
 	if gets := c.gets.Load(); gets > 3 {
 		t.Errorf("%d reads in 600 ms of reconcile walks every 50 ms: the binary note is read again and again", gets)
@@ -248,15 +251,15 @@ func TestWatchTwoIndexersOneFolder(t *testing.T) {
 	}
 	dir, st, text := localVault(t, files)
 	snaps := filepath.Join(t.TempDir(), "catalog.json.gz")
-	a := &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: fileSnaps(t, snaps)}
-	watching(t, a, dir)
+	a := &indexer.Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text, Snapshots: fileSnaps(t, snaps)}
+	watching(t, a, dir, Options{})
 	st2, text2 := openLocal(t, dir)
 	cat, err := fileSnaps(t, snaps).Load(context.Background())
 	if err != nil || cat == nil {
 		t.Fatalf("the second indexer cannot load the first's snapshot: %v", err)
 	}
-	b := &Indexer{Store: st2, Catalog: cat, Text: text2, Snapshots: fileSnaps(t, snaps)}
-	watching(t, b, dir)
+	b := &indexer.Indexer{Store: st2, Catalog: cat, Text: text2, Snapshots: fileSnaps(t, snaps)}
+	watching(t, b, dir, Options{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for i := range 40 {
@@ -291,8 +294,8 @@ func TestWatchTwoIndexersOneFolder(t *testing.T) {
 // must find every file written after a rename.
 func TestWatchRenamedFolderStaysWatched(t *testing.T) {
 	f := newFixture(t, map[string]string{"a.md": "# a\n"})
-	f.ix.ReconcileEvery = -1
-	watching(t, f.ix, f.dir)
+	f.o.ReconcileEvery = -1
+	watching(t, f.ix, f.dir, f.o)
 	rounds := 30
 	if testing.Short() {
 		rounds = 10
@@ -332,7 +335,7 @@ func BenchmarkReconcileWalk10k(b *testing.B) {
 		}
 	}
 	st, text := openLocal(b, dir)
-	ix := &Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text}
+	ix := &indexer.Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text}
 	ctx := context.Background()
 	if _, err := ix.Sync(ctx, nil); err != nil {
 		b.Fatal(err)
@@ -342,7 +345,7 @@ func BenchmarkReconcileWalk10k(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer fw.Close()
-	w := &watcher{ix: ix, root: dir, fw: fw, wake: make(chan struct{}, 1), bad: map[string]string{}}
+	w := &watcher{ix: ix, log: logger(ix), root: dir, fw: fw, wake: make(chan struct{}, 1), bad: map[string]string{}}
 	cpu := func() time.Duration {
 		var ru syscall.Rusage
 		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
@@ -368,7 +371,7 @@ func BenchmarkReconcileWalk10k(b *testing.B) {
 // (a move) finds the rename in the catalog once it has.
 func TestWatchStartCountsItsFirstWalkPending(t *testing.T) {
 	f := newFixture(t, map[string]string{"a.md": "# a\n", "b.md": "See [[a]].\n"})
-	f.ix.ReconcileEvery = time.Hour // the first walk only
+	f.o.ReconcileEvery = time.Hour // the first walk only
 	ctx, cancel := context.WithCancel(context.Background())
 	f.ix.ExpectWatch()
 	if _, err := f.ix.Sync(ctx, nil); err != nil {
@@ -381,7 +384,7 @@ func TestWatchStartCountsItsFirstWalkPending(t *testing.T) {
 		t.Error("between the first pass and the watch, nothing is pending: a change made then goes unseen by whoever waits for the watcher")
 	}
 	done := make(chan error, 1)
-	go func() { done <- f.ix.Watch(ctx, f.dir) }()
+	go func() { done <- Run(ctx, f.ix, f.dir, f.o) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -399,4 +402,15 @@ func TestWatchStartCountsItsFirstWalkPending(t *testing.T) {
 	if _, ok := f.ix.Catalog.Note("b.md"); ok {
 		t.Errorf("settled, but the catalog still holds the note's old name: %v", inCatalog(f.ix.Catalog))
 	}
+}
+
+// countingStore counts Get calls.
+type countingStore struct {
+	store.Store
+	gets atomic.Int64
+}
+
+func (s *countingStore) Get(ctx context.Context, p string, max int64) ([]byte, store.Object, error) {
+	s.gets.Add(1)
+	return s.Store.Get(ctx, p, max)
 }

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sheaf-dev/sheaf/shared/textindex/meili/meilifake"
+)
+
+// TestServeFolderWithMeilisearch: `sheaf serve --vault DIR --search
+// http://…` uses that Meilisearch, as a bucket's server does: write_note
+// reaches it through the server's own indexer and search reads it back.
+// Against the in-repo fake (the real server does not run here); the test
+// fails if the embedded index answered instead.
+func TestServeFolderWithMeilisearch(t *testing.T) {
+	meili := meilifake.New(t)
+	vault, state := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(vault, "heron.md"), []byte("# Heron\n\nA heron by the lake.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := stdioSession(t, vault, "--state", state, "--vault-id", "birds", "--search", meili.URL, "--ledger", "off")
+	callTool(t, s, "write_note", map[string]any{"path": "kingfisher.md", "content": "# Kingfisher\n\nA kingfisher on the river.\n"})
+	for q, want := range map[string]string{"heron": "heron.md", "kingfisher": "kingfisher.md"} {
+		out := callTool(t, s, "search", map[string]any{"query": q})
+		items, _ := out["items"].([]any)
+		if len(items) != 1 || items[0].(map[string]any)["path"] != want {
+			t.Errorf("search %q: %v, want %s", q, out["items"], want)
+		}
+	}
+	pushed, searched := map[string]bool{}, false
+	for _, c := range meili.Calls() {
+		switch c.Path {
+		case "/indexes/sheaf-birds/documents":
+			for _, p := range []string{"heron.md", "kingfisher.md"} {
+				pushed[p] = pushed[p] || strings.Contains(string(c.Body), `"path":"`+p+`"`)
+			}
+		case "/multi-search":
+			searched = true
+		}
+	}
+	if !pushed["heron.md"] || !pushed["kingfisher.md"] || !searched {
+		t.Errorf("Meilisearch got the notes %v, a search: %v", pushed, searched)
+	}
+	if _, err := os.Stat(filepath.Join(state, "index.db")); !os.IsNotExist(err) {
+		t.Errorf("an embedded index was made beside Meilisearch: %v", err)
+	}
+}

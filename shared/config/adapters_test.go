@@ -1,0 +1,4 @@
+package config
+
+// The adapters the tests open by URL, as a main imports them.
+import _ "github.com/sheaf-dev/sheaf/shared/textindex/meili"

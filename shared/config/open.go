@@ -1,0 +1,369 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sheaf-dev/sheaf/indexer"
+	"github.com/sheaf-dev/sheaf/shared/audit"
+	"github.com/sheaf-dev/sheaf/shared/catalogstore"
+	"github.com/sheaf-dev/sheaf/shared/core"
+	"github.com/sheaf-dev/sheaf/shared/embed"
+	"github.com/sheaf-dev/sheaf/shared/history"
+	"github.com/sheaf-dev/sheaf/shared/store"
+	"github.com/sheaf-dev/sheaf/shared/textindex"
+	"github.com/sheaf-dev/sheaf/shared/vault"
+	"github.com/sheaf-dev/sheaf/shared/vectors"
+)
+
+// Site is where a vault lives, as its --vault URL's scheme decides: its
+// store and where its derived state goes. The folder door
+// (shared/config/local) opens file sites, cloud.go s3 sites; Open builds
+// the rest the same way for every site.
+type Site struct {
+	Store store.Store
+	Root  string // the vault as shown: an absolute folder, or the URL without credentials
+	ID    string // the vault id unless --vault-id gives one
+	State string // core.Vault.State: where Sheaf's own objects live
+	// Disk is a folder that outlasts the process, for the embedded
+	// indexes (index.db, vectors.bin); "" when there is none (a bucket
+	// served from Lambda or a container), which refuses them.
+	Disk      string
+	Snapshots indexer.SnapshotStore // where the catalog snapshot is saved
+	// History opens the note history (called unless --history off).
+	History func() (history.Store, error)
+	// Live is set by a site whose catalog this process keeps, indexing
+	// the notes itself (a folder): it wires o.Vault's catalog to
+	// o.Indexer. nil: the catalog is the snapshot another process (the
+	// indexer function, sheaf reconcile) saves, and the handler's own
+	// writes are laid over it until that process catches up. (A func, so
+	// that the Lambda functions do not link the live side.)
+	Live func(ctx context.Context, o *Opened, c *Config, log *slog.Logger)
+	// KeyPath and Bucket are the indexer's, for S3 events (nil, "": none).
+	KeyPath func(key string) (string, bool)
+	Bucket  string
+	Close   func() error // nil: nothing to close
+}
+
+// Indexes reports whether this process indexes the vault itself (Live is
+// set): the local door then runs the indexer and the file watcher.
+func (s *Site) Indexes() bool { return s.Live != nil }
+
+// SiteOpener opens the site of c.Vault.
+type SiteOpener func(ctx context.Context, c *Config) (*Site, error)
+
+// sites is a plain map, not a schemes.Registry, and is never handed to a
+// generic function: a generic's dictionary would mark SiteOpener, and so
+// *Config, as used in an interface, and the linker would then keep every
+// method of *Config and, through Flags, all of pflag in the Lambda
+// bootstraps (400 KB).
+var (
+	sitesMu sync.RWMutex
+	sites   = map[string]SiteOpener{}
+)
+
+// RegisterSite makes Open handle vaults of scheme (store.SchemeOf) with o;
+// the package that knows the site calls it from its init.
+// It panics when the scheme is registered twice.
+func RegisterSite(scheme string, o SiteOpener) {
+	sitesMu.Lock()
+	defer sitesMu.Unlock()
+	if _, dup := sites[scheme]; dup {
+		panic("config: site scheme " + scheme + " registered twice")
+	}
+	sites[scheme] = o
+}
+
+// siteSchemes are the schemes of the registered sites, sorted.
+func siteSchemes() []string {
+	sitesMu.RLock()
+	defer sitesMu.RUnlock()
+	var out []string
+	for s := range sites { // not maps.Keys: its dictionary would keep *Config's methods, see sites
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// OpenSite opens the site of c.Vault, chosen by its scheme.
+func OpenSite(ctx context.Context, c *Config) (*Site, error) {
+	if c.Vault == "" {
+		return nil, errors.New("no vault: pass --vault DIR or s3://bucket/prefix (SHEAF_VAULT)")
+	}
+	scheme := store.SchemeOf(c.Vault)
+	sitesMu.RLock()
+	o, ok := sites[scheme]
+	sitesMu.RUnlock()
+	if !ok {
+		return nil, Refuse("--vault", c.Vault, fmt.Sprintf("this program cannot open %s vaults (it can open: %s)", scheme, strings.Join(siteSchemes(), ", ")))
+	}
+	return o(ctx, c)
+}
+
+// ErrNoQdrant is the error of a qdrant:// --vectors in a build without the
+// Qdrant client, which small deployments leave out (-tags sheaf_noqdrant).
+var ErrNoQdrant = errors.New("this build of sheaf has no Qdrant support: rebuild without -tags sheaf_noqdrant")
+
+// Refuse refuses flag=value for this vault (a flag that means nothing,
+// or something else, for its site), saying why and what to do. The error
+// is a *core.Error of the stable kind core.KindUnsupported.
+func Refuse(flag, value, why string) error {
+	return &core.Error{Kind: core.KindUnsupported, Message: fmt.Sprintf("%s %q: %s", flag, value, why)}
+}
+
+// Opened is a vault built from configuration: the core vault the tools
+// and the shell commands use, and the indexer that keeps its derived state.
+type Opened struct {
+	Vault      *core.Vault
+	Indexer    *indexer.Indexer
+	Embeddings *indexer.Embeddings // nil without an embeddings provider
+	Site       *Site
+
+	text    textindex.Index
+	vectors vectors.Index // nil without an embeddings provider
+}
+
+// Open opens the site of c.Vault and builds the vault on it (Build).
+func Open(ctx context.Context, c *Config, log *slog.Logger) (*Opened, error) {
+	site, err := OpenSite(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	o, err := Build(ctx, c, site, log)
+	if err != nil && site.Close != nil {
+		err = errors.Join(err, site.Close())
+	}
+	return o, err
+}
+
+// Build builds the vault c describes on site, for every door: the text
+// index (--search: embedded on the site's disk, or any URL a linked
+// adapter opens, e.g. Meilisearch), the vectors (--vectors, likewise),
+// the catalog, the history, the read audit and the models. It makes no
+// network call. On Lambda (AWS_LAMBDA_RUNTIME_API set) the audit is
+// flushed by the handler and await_directives is capped at LambdaMaxWait.
+func Build(ctx context.Context, c *Config, site *Site, log *slog.Logger) (_ *Opened, err error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	if c.History != "" && c.History != "on" && c.History != "off" {
+		return nil, fmt.Errorf("--history %q: on or off", c.History)
+	}
+	if !site.Indexes() {
+		if err := refuseUnlive(c); err != nil {
+			return nil, err
+		}
+	}
+	o := &Opened{Site: site}
+	defer func() {
+		if err != nil {
+			o.release()
+		}
+	}()
+	id := c.VaultID
+	if id == "" {
+		id = site.ID
+	}
+	if o.text, err = openText(ctx, c, site, id); err != nil {
+		return nil, err
+	}
+	chat, rr, err := c.OpenLLM()
+	if err != nil {
+		return nil, fmt.Errorf("chat model: %w", err)
+	}
+	allow, err := core.ParseAllow(c.IngestAllow)
+	if err != nil {
+		return nil, err
+	}
+	onLambda := os.Getenv("AWS_LAMBDA_RUNTIME_API") != ""
+	ix := &indexer.Indexer{
+		Store: site.Store, Catalog: vault.NewCatalog(), Text: o.text, Snapshots: site.Snapshots,
+		MaxNoteBytes: c.MaxNoteBytes, Log: log, KeyPath: site.KeyPath, Bucket: site.Bucket,
+		TrackChanges: !site.Indexes() && c.EmbedBaseURL != "",
+	}
+	var reads textindex.Reader = o.text
+	if c.Search != "" && c.Search != "embedded" {
+		reads = boundedText{Reader: o.text, timeout: SearchTimeout}
+	}
+	v := &core.Vault{
+		ID: id, Root: site.Root, Store: site.Store, Text: reads, State: site.State,
+		Ingest: core.IngestConfig{Allow: allow}, Ledger: c.Ledger, CursorKey: c.CursorKey,
+		ImmutablePaths: c.ImmutablePaths, MaxNoteBytes: c.MaxNoteBytes, MaxAttachmentBytes: c.MaxAttachmentBytes,
+		LLM: chat, Reranker: rr,
+	}
+	if onLambda {
+		v.MaxWait = LambdaMaxWait
+	}
+	o.Vault, o.Indexer = v, ix
+	if site.Indexes() {
+		site.Live(ctx, o, c, log)
+	} else {
+		o.sharedCatalog(c, onLambda)
+	}
+	if !c.NoAudit {
+		every := time.Duration(0) // the default: every 5 s
+		if onLambda {
+			every = -1 // the handler flushes before it returns
+		}
+		if v.Audit, err = audit.New(audit.Options{Store: site.Store, FlushEvery: every}); err != nil {
+			return nil, err
+		}
+	}
+	if c.History != "off" && site.History != nil {
+		if v.History, err = site.History(); err != nil {
+			return nil, err
+		}
+		if ob, ok := v.History.(history.Observer); ok && site.Indexes() {
+			ix.History = ob // the indexer records the changes made outside Sheaf
+		}
+	}
+	if err := o.openEmbeddings(ctx, c, log); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// refuseUnlive refuses the settings that mean nothing where another
+// process indexes the vault: this one follows no folder, runs no index
+// pass and prunes no history (the bucket's lifecycle rule does).
+func refuseUnlive(c *Config) error {
+	scheme := store.SchemeOf(c.Vault)
+	if c.NoWatch {
+		return Refuse("--no-watch", "true", "this process does not follow an "+scheme+":// vault (its indexer does): drop --no-watch")
+	}
+	if c.Given("index-wait") {
+		return Refuse("--index-wait", c.IndexWait.String(), "this process runs no index pass over an "+scheme+":// vault (its indexer does): drop --index-wait")
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"history-days", c.HistoryDays}, {"history-keep", c.HistoryKeep}} {
+		if c.Given(f.name) {
+			return Refuse("--"+f.name, strconv.Itoa(f.v), "an "+scheme+":// vault's history is the bucket's object versions, kept by its lifecycle rule: drop --"+f.name)
+		}
+	}
+	return nil
+}
+
+// sharedCatalog reads the catalog snapshot another process saves. A
+// long-lived server loads it in the background after a first answer from
+// its summary; a Lambda instance, frozen between invocations, would only
+// slow that answer (see catalogstore.Catalogs). The handler's own writes
+// are laid over the snapshot (and written to the text index) until the
+// indexer has caught up with them.
+func (o *Opened) sharedCatalog(c *Config, onLambda bool) {
+	v := o.Vault
+	catalogs := &catalogstore.Catalogs{Store: v.Store, Preload: !onLambda}
+	overlay := &indexer.Overlay{Base: catalogs, Store: v.Store, Text: o.text, MaxNoteBytes: c.MaxNoteBytes}
+	v.Catalogs, v.Reindex = overlay, overlay
+	v.Lagging = func() []core.Lag {
+		var out []core.Lag
+		for _, l := range overlay.Lagging() {
+			out = append(out, core.Lag{Path: l.Path, Since: l.Since})
+		}
+		return out
+	}
+	// No snapshot yet means no indexer has run: every answer says so
+	// instead of describing an empty vault.
+	v.Status = func() core.IndexStatus {
+		if catalogs.Missing() {
+			return core.IndexStatus{State: "starting"}
+		}
+		return core.IndexStatus{State: "ready"}
+	}
+}
+
+// openText opens the text index --search names: "embedded" (or "") is
+// the SQLite index on the site's disk, anything else a URL.
+func openText(ctx context.Context, c *Config, site *Site, id string) (textindex.Index, error) {
+	u := c.Search
+	if u == "" || u == "embedded" {
+		if site.Disk == "" {
+			return nil, Refuse("--search", "embedded", "this vault has no lasting disk for the embedded index: pass a Meilisearch URL, --search http(s)://host:7700 (SHEAF_SEARCH)")
+		}
+		u = "embedded:" + filepath.ToSlash(filepath.Join(site.Disk, "index.db"))
+	}
+	ix, err := textindex.Open(ctx, u, textindex.Defaults{Name: "sheaf-" + id, APIKey: c.SearchKey})
+	if err != nil {
+		return nil, fmt.Errorf("opening the text index: %w", err)
+	}
+	return ix, nil
+}
+
+// openEmbeddings wires the embeddings provider and the vector index
+// --vectors names when c.EmbedBaseURL is set: "embedded" is the index on
+// the site's disk, anything else a URL (a Qdrant collection, "sheaf-<vault
+// id>" unless the URL names one).
+func (o *Opened) openEmbeddings(ctx context.Context, c *Config, log *slog.Logger) error {
+	if c.EmbedBaseURL == "" {
+		return nil
+	}
+	u := c.Vectors
+	if u == "" || u == "embedded" {
+		if o.Site.Disk == "" {
+			return Refuse("--vectors", "embedded", "this vault has no lasting disk for the embedded vector index: pass --vectors qdrant://host:6334 (SHEAF_VECTORS)")
+		}
+		u = "embedded:" + filepath.ToSlash(filepath.Join(o.Site.Disk, "vectors.bin"))
+	}
+	emb, err := embed.New(embed.Config{BaseURL: c.EmbedBaseURL, Model: c.EmbedModel, APIKey: c.EmbedKey, Dimensions: c.EmbedDimensions})
+	if err != nil {
+		return fmt.Errorf("embeddings: %w", err)
+	}
+	vec, err := vectors.Open(ctx, u, vectors.Defaults{Name: "sheaf-" + o.Vault.ID, APIKey: c.VectorsKey})
+	if err != nil {
+		return err
+	}
+	if l, ok := vec.(interface{ LoadError() error }); ok && l.LoadError() != nil {
+		log.Warn("vector index unreadable; re-embedding", "err", l.LoadError())
+	}
+	o.vectors = vec
+	o.Embeddings = &indexer.Embeddings{Store: o.Vault.Store, Embedder: emb, Vectors: vec, MaxNoteBytes: c.MaxNoteBytes, Log: log}
+	o.Vault.Embedder, o.Vault.Vectors, o.Vault.Embeddings = emb, vec, o.Embeddings
+	return nil
+}
+
+// Close flushes the read audit, saves the catalog of a live site (so that
+// the next start resumes where this one stopped) and closes the indexes,
+// the history and the site. Stop what runs over the vault first.
+func (o *Opened) Close() error {
+	var errs []error
+	if o.Site.Indexes() {
+		errs = append(errs, o.Indexer.Save(context.Background()))
+	}
+	errs = append(errs, o.release())
+	if o.Site.Close != nil {
+		errs = append(errs, o.Site.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// release flushes the read audit (what the last seconds recorded) and
+// closes the history and the indexes (the embedded vector index flushes on
+// Close): what Build opened on the site.
+func (o *Opened) release() error {
+	var errs []error
+	if o.Vault != nil {
+		errs = append(errs, o.Vault.Audit.Close(context.Background()))
+		if h, ok := o.Vault.History.(io.Closer); ok {
+			errs = append(errs, h.Close())
+		}
+	}
+	if o.text != nil {
+		errs = append(errs, o.text.Close())
+	}
+	if o.vectors != nil {
+		errs = append(errs, o.vectors.Close())
+	}
+	return errors.Join(errs...)
+}

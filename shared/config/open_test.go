@@ -1,0 +1,74 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/sheaf-dev/sheaf/shared/core"
+)
+
+// TestOpenRefusesFlagsWithAKind: a setting that means nothing for the
+// vault's site is refused with the stable kind unsupported and what to do,
+// never ignored; so is a vault of a scheme this program does not link (this
+// test binary, like the Lambda functions, links no folder site).
+func TestOpenRefusesFlagsWithAKind(t *testing.T) {
+	t.Setenv("AWS_REGION", "us-east-1")
+	meili := "http://127.0.0.1:7700"
+	for _, tc := range []struct {
+		c     Config
+		given []string // flag=value set as on a command line
+		flag  string
+	}{
+		{Config{Vault: "./notes", Search: meili}, nil, "--vault"},
+		{Config{Vault: "s3://b/p", Search: "embedded"}, nil, "--search"},
+		{Config{Vault: "s3://b/p"}, nil, "--search"},
+		{Config{Vault: "s3://b/p", Search: meili, EmbedBaseURL: "http://127.0.0.1:1/v1", EmbedModel: "m", Vectors: "embedded"}, nil, "--vectors"},
+		{Config{Vault: "s3://b/p", Search: meili, State: t.TempDir()}, nil, "--state"},
+		{Config{Vault: "s3://b/p", Search: meili, NoWatch: true}, nil, "--no-watch"},
+		{Config{}, []string{"vault=s3://b/p", "search=" + meili, "index-wait=1s"}, "--index-wait"},
+		{Config{}, []string{"vault=s3://b/p", "search=" + meili, "history-days=7"}, "--history-days"},
+		{Config{}, []string{"vault=s3://b/p", "search=" + meili, "history-keep=3"}, "--history-keep"},
+	} {
+		c := tc.c
+		if tc.given != nil {
+			fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+			c.Flags(fs)
+			for _, kv := range tc.given {
+				k, v, _ := strings.Cut(kv, "=")
+				if err := fs.Set(k, v); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		o, err := Open(t.Context(), &c, quiet)
+		if err == nil {
+			o.Close()
+		}
+		var ce *core.Error
+		if !errors.As(err, &ce) || ce.Kind != core.KindUnsupported || !strings.HasPrefix(ce.Message, tc.flag+" ") {
+			t.Errorf("%+v %v: %v, want an unsupported %s", tc.c, tc.given, err, tc.flag)
+		}
+	}
+}
+
+// TestDefaultsAreNotRefused: the retention and index-wait defaults, which
+// a bucket has no use for, are not refused when nobody gave them.
+func TestDefaultsAreNotRefused(t *testing.T) {
+	t.Setenv("AWS_REGION", "us-east-1")
+	c := &Config{}
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	c.Flags(fs)
+	for k, v := range map[string]string{"vault": "s3://b/p", "search": "http://127.0.0.1:7700"} {
+		if err := fs.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o, err := Open(t.Context(), c, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Close()
+}
