@@ -20,6 +20,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { assert, callTool, check, codeOf, results, sleep, textOf } from "./lib.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const bin = process.env.SHEAF_BIN
@@ -30,57 +31,6 @@ const vault = process.env.SHEAF_VAULT
   : path.resolve(here, "../sample-vault");
 const waitMs = Number(process.env.SHEAF_SMOKE_WAIT_MS ?? 20000);
 const requiredTools = ["get_vault_info", "search", "read_note", "list_notes"];
-
-let passed = 0;
-let failed = 0;
-
-function ok(label, detail = "") {
-  passed++;
-  console.log(`ok    ${label}${detail ? ` (${detail})` : ""}`);
-}
-
-function fail(label, detail) {
-  failed++;
-  console.log(`FAIL  ${label}: ${detail}`);
-}
-
-// check runs one named step; a thrown error fails the step, not the run.
-async function check(label, fn) {
-  try {
-    const detail = await fn();
-    ok(label, detail);
-    return true;
-  } catch (err) {
-    fail(label, err?.message ?? String(err));
-    return false;
-  }
-}
-
-function assert(cond, message) {
-  if (!cond) throw new Error(message);
-}
-
-function textOf(result) {
-  return (result.content ?? [])
-    .filter((c) => c.type === "text")
-    .map((c) => c.text)
-    .join("\n");
-}
-
-// callTool wraps client.callTool so a protocol error or an SDK validation
-// error (for example, structuredContent that does not match the tool's
-// outputSchema) names the tool in the failure.
-async function callTool(client, name, args) {
-  try {
-    return await client.callTool({ name, arguments: args });
-  } catch (err) {
-    throw new Error(`${name}(${JSON.stringify(args)}) threw: ${err?.message ?? err}`);
-  }
-}
-
-function sleep(ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
 
 // runChecks runs the same checks over one connected client.
 async function runChecks(transportName, client) {
@@ -188,14 +138,6 @@ async function runChecks(transportName, client) {
   });
 
   await check(t("resources/read and prompts/get errors carry their JSON-RPC codes"), async () => {
-    const codeOf = async (f) => {
-      try {
-        await f();
-      } catch (e) {
-        return { code: e.code, message: String(e.message) };
-      }
-      return { code: 0 };
-    };
     const vault = (await client.listResources()).resources[0].uri.split("/")[2];
     // -32002, or -32602 for protocol 2026-07-28 and later (SEP-2164).
     const missing = await codeOf(() => client.readResource({ uri: `sheaf://${vault}/No%20such%20note.md` }));
@@ -325,7 +267,8 @@ async function main() {
 try {
   await main();
 } catch (err) {
-  fail("smoke run", err?.stack ?? String(err));
+  results.failed++;
+  console.log(`FAIL  smoke run: ${err?.stack ?? err}`);
 }
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed > 0 ? 1 : 0);
+console.log(`${results.passed} passed, ${results.failed} failed`);
+process.exit(results.failed > 0 ? 1 : 0);
