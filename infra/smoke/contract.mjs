@@ -1,10 +1,11 @@
 // The contract of issue #22 through the official TypeScript MCP SDK over
 // Streamable HTTP, against a running server (cmd/sheaf's
-// TestTypeScriptSDKOnS3 runs it on an S3 vault): the unknown-tool
+// TestTypeScriptSDKContract runs it on a folder and on an S3 vault): the
+// unknown-tool
 // envelope, ingest_url (and its duplicate) and ingest_file, provenance on
 // a search hit, the read audit, resources, prompts and completion.
 //
-//   SHEAF_HTTP_URL=… SHEAF_HTTP_TOKEN=… SHEAF_PAGE_URL=… node s3.mjs
+//   SHEAF_HTTP_URL=… SHEAF_HTTP_TOKEN=… SHEAF_PAGE_URL=… node contract.mjs
 //
 // SHEAF_PAGE_URL is an HTML page the server may fetch (started with
 // --ingest-allow for its address); its text holds the word "espalier".
