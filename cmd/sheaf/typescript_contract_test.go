@@ -28,6 +28,12 @@ func TestTypeScriptSDKContract(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(filepath.Dir(script), "node_modules")); err != nil {
 		testbin.Missing(t, fmt.Errorf("infra/smoke/node_modules is missing: run make tools"))
 	}
+	// Stat the scripts so that go test's cache reruns the test when they change.
+	for _, f := range []string{script, filepath.Join(filepath.Dir(script), "lib.mjs")} {
+		if _, err := os.Stat(f); err != nil {
+			t.Fatal(err)
+		}
+	}
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		_, _ = w.Write([]byte(`<html><head><title>Espalier guide</title></head><body><article><h1>Espalier guide</h1><p>Train an espalier pear along wires thirty centimetres apart, tying in the new laterals in summer.</p></article></body></html>`))
