@@ -343,6 +343,10 @@ func checkPolicies(t *testing.T, name string, fn *serverless.Function) {
 		"s3:GetObject": {objects}, "s3:ListBucket": {bucket},
 		"s3:PutObject": {writes}, "s3:DeleteObject": {writes},
 	}
+	if name == "IndexerFunction" { // it files ingest_file's uploads: a source note and the ledger line
+		want["s3:PutObject"] = []string{state, "sub:arn:${AWS::Partition}:s3:::${VaultBucketName}/${VaultPrefix}/sources/*",
+			"sub:arn:${AWS::Partition}:s3:::${VaultBucketName}/${VaultPrefix}/log.md"}
+	}
 	if name == "McpFunction" { // the keys may be an SSM parameter, only under /sheaf/
 		want["ssm:GetParameter"] = []string{"sub:arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/sheaf/*"}
 		// Note history reads past versions of notes.
@@ -386,11 +390,15 @@ func TestTemplateWiring(t *testing.T) {
 				rules[r.Name] = r.Value
 			}
 		}
+		if qc.Event == "s3:ObjectCreated:*" && rules["prefix"] == "sub:${VaultPrefix}/.sheaf/ingest/uploads/" && rules["suffix"] == ".bin" {
+			events["uploads"] = true // ingest_file's presigned uploads
+			continue
+		}
 		if rules["prefix"] != "sub:${VaultPrefix}/" || rules["suffix"] != ".md" {
 			t.Errorf("notification %s filter %v, want the vault prefix and .md", qc.Event, rules)
 		}
 	}
-	if !events["s3:ObjectCreated:*"] || !events["s3:ObjectRemoved:*"] || len(events) != 2 {
+	if !events["s3:ObjectCreated:*"] || !events["s3:ObjectRemoved:*"] || !events["uploads"] || len(events) != 3 {
 		t.Errorf("notified events %v", events)
 	}
 
@@ -538,14 +546,18 @@ func TestTemplateHistory(t *testing.T) {
 			if deref(r.Prefix) != "sub:${VaultPrefix}/.sheaf/history/tx/" || r.ExpirationInDays == nil || *r.ExpirationInDays != 30 {
 				t.Errorf("HistoryTransactions: prefix %q, expires after %v days", deref(r.Prefix), deref(r.ExpirationInDays))
 			}
+		case "IngestUploads":
+			if deref(r.Prefix) != "sub:${VaultPrefix}/.sheaf/ingest/uploads/" || r.ExpirationInDays == nil || *r.ExpirationInDays != 1 {
+				t.Errorf("IngestUploads: prefix %q, expires after %v days", deref(r.Prefix), deref(r.ExpirationInDays))
+			}
 		default:
 			t.Errorf("unexpected lifecycle rule %q", id)
 		}
-		if r.ExpirationInDays != nil && id != "HistoryTransactions" {
+		if r.ExpirationInDays != nil && id != "HistoryTransactions" && id != "IngestUploads" {
 			t.Errorf("rule %s expires current objects: notes would be deleted", id)
 		}
 	}
-	for _, id := range []string{"NoteHistory", "SheafState", "HistoryTransactions"} {
+	for _, id := range []string{"NoteHistory", "SheafState", "HistoryTransactions", "IngestUploads"} {
 		if !rules[id] {
 			t.Errorf("lifecycle rule %s missing", id)
 		}

@@ -43,11 +43,16 @@ type ChangeResult struct {
 // then saves the catalog snapshot. Unindexable objects (binary, too large)
 // are reported in Skipped and Status().Problems, never as failures. err is
 // a failure of the save: nothing is durable then.
-func (ix *Indexer) ApplyChanges(ctx context.Context, changes []Change) (ChangeResult, error) {
-	res := ChangeResult{Retry: make([]bool, len(changes))}
+func (ix *Indexer) ApplyChanges(ctx context.Context, changes []Change) (res ChangeResult, err error) {
+	res = ChangeResult{Retry: make([]bool, len(changes))}
 	byPath := map[string]*target{}
 	var order []*target
+	uploads := map[string]*target{}
+	defer ix.fileUploads(ctx, uploads, &res) // after the notes, into the result
 	for i, c := range changes {
+		if ix.uploadOf(c, i, uploads) {
+			continue
+		}
 		mapped := false
 		for _, k := range c.Keys {
 			p, ok := ix.pathOfKey(c.Bucket, k)
@@ -235,4 +240,50 @@ func (ix *Indexer) parallel() int {
 		return ix.Parallel
 	}
 	return 16
+}
+
+// UploadsDir holds the files staged by ingest_file's presigned upload,
+// <id>.bin beside its record.
+const UploadsDir = ".sheaf/ingest/uploads/"
+
+// uploadOf records change i in uploads when it stages an upload (and
+// Uploads is set); false for any other change.
+func (ix *Indexer) uploadOf(c Change, i int, uploads map[string]*target) bool {
+	if ix.Uploads == nil || (ix.Bucket != "" && c.Bucket != "" && c.Bucket != ix.Bucket) {
+		return false
+	}
+	for _, k := range c.Keys {
+		p, ok := k, true
+		if ix.KeyPath != nil {
+			p, ok = ix.KeyPath(k)
+		}
+		rest, staged := strings.CutPrefix(p, UploadsDir)
+		if !ok || !staged || !strings.HasSuffix(rest, ".bin") || strings.Contains(rest, "/") {
+			continue
+		}
+		t := uploads[p]
+		if t == nil {
+			t = &target{path: p}
+			uploads[p] = t
+		}
+		t.changes = append(t.changes, i)
+		return true
+	}
+	return false
+}
+
+// fileUploads files the batch's staged uploads: each is applied, or
+// failed and retried with its changes.
+func (ix *Indexer) fileUploads(ctx context.Context, uploads map[string]*target, res *ChangeResult) {
+	for _, t := range uploads {
+		if err := ix.Uploads(ctx, t.path); err != nil {
+			ix.log().Warn("filing an upload", "path", t.path, "err", err)
+			res.Failed = append(res.Failed, t.path)
+			for _, c := range t.changes {
+				res.Retry[c] = true
+			}
+		} else {
+			res.Applied++
+		}
+	}
 }

@@ -47,6 +47,10 @@ type Indexer struct {
 	// means the key is outside the vault (another prefix). nil: the key is
 	// the path.
 	KeyPath func(key string) (path string, ok bool)
+	// Uploads, when set, files an upload staged under UploadsDir (an
+	// object event there, ingest_file's presigned upload); an error is
+	// retried like a path that failed to index.
+	Uploads func(ctx context.Context, path string) error
 	// Bucket, when set, makes ApplyChanges ignore changes of other
 	// buckets.
 	Bucket string

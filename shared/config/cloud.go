@@ -3,6 +3,7 @@ package config
 import (
 	"context"
 	"fmt"
+	"github.com/sheaf-dev/sheaf/shared/core"
 	"log/slog"
 	"strings"
 	"sync"
@@ -125,6 +126,15 @@ func OpenCloud(ctx context.Context, c *Config, log *slog.Logger) (*Cloud, error)
 	if !ok || o.Site.Indexes() {
 		o.Close()
 		return nil, fmt.Errorf("vault %q: not a bucket", c.Vault)
+	}
+	// The indexer files ingest_file's presigned uploads as they arrive.
+	v := o.Vault
+	o.Indexer.Uploads = func(ctx context.Context, path string) error {
+		s, err := core.New(v)
+		if err != nil {
+			return err
+		}
+		return s.FileUpload(ctx, path)
 	}
 	return &Cloud{Opened: o, Store: st, Root: o.Vault.Root}, nil
 }

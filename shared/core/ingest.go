@@ -43,22 +43,25 @@ type ingestURLIn struct {
 type ingestFileIn struct {
 	VaultArg
 	TxArg
-	Name          string `json:"name" jsonschema:"The file's name, e.g. \"report.pdf\": recorded as source_file, and the note's title when the document has none." schema:"minLength=1,maxLength=255"`
-	ContentBase64 string `json:"content_base64" jsonschema:"The file's bytes, base64 (standard or URL-safe); at most 10 MiB decoded." schema:"minLength=1"`
+	Name          string `json:"name,omitempty" jsonschema:"The file's name, e.g. \"report.pdf\": recorded as source_file, and the note's title when the document has none. Needed with content_base64 or upload." schema:"minLength=1,maxLength=255"`
+	ContentBase64 string `json:"content_base64,omitempty" jsonschema:"The file's bytes, base64 (standard or URL-safe); at most 10 MiB decoded (and within the server's request limit: on the cloud about 4 MB). Bigger files: upload." schema:"minLength=1"`
 	MediaType     string `json:"media_type,omitempty" jsonschema:"text/html, text/markdown, text/plain or application/pdf; when absent the bytes and the name's extension decide." schema:"maxLength=200"`
+	Upload        bool   `json:"upload,omitempty" jsonschema:"Instead of content_base64: answer a presigned URL (upload.url, S3 vaults only) to PUT the file to, up to 20 MiB; the server files it once it arrives. Then call ingest_file with upload_id for the note."`
+	UploadID      string `json:"upload_id,omitempty" jsonschema:"The id an upload answered: the note filed from that upload (upload.state filed), or its state (waiting, expired)." schema:"maxLength=64"`
 }
 
 // ingestOut is what ingest_url and ingest_file answer.
 type ingestOut struct {
 	noteResult
-	Title       string `json:"title"`
-	SourceURL   string `json:"source_url,omitempty" jsonschema:"the canonical URL recorded in the note"`
-	SourceFile  string `json:"source_file,omitempty"`
-	SourceHash  string `json:"source_hash,omitempty" jsonschema:"sha256:<hex> of the bytes as fetched or sent (the note's content_hash frontmatter)"`
-	ContentType string `json:"content_type,omitempty" jsonschema:"what the document was read as: text/html, text/markdown, text/plain or application/pdf"`
-	Duplicate   bool   `json:"duplicate" jsonschema:"true: the vault already held this URL; the existing note is returned and nothing was fetched or written"`
-	Truncated   bool   `json:"truncated,omitempty" jsonschema:"the converted text was cut at 2 MiB"`
-	Redirects   int    `json:"redirects,omitempty"`
+	Title       string     `json:"title"`
+	SourceURL   string     `json:"source_url,omitempty" jsonschema:"the canonical URL recorded in the note"`
+	SourceFile  string     `json:"source_file,omitempty"`
+	SourceHash  string     `json:"source_hash,omitempty" jsonschema:"sha256:<hex> of the bytes as fetched or sent (the note's content_hash frontmatter)"`
+	ContentType string     `json:"content_type,omitempty" jsonschema:"what the document was read as: text/html, text/markdown, text/plain or application/pdf"`
+	Duplicate   bool       `json:"duplicate" jsonschema:"true: the vault already held this URL; the existing note is returned and nothing was fetched or written"`
+	Truncated   bool       `json:"truncated,omitempty" jsonschema:"the converted text was cut at 2 MiB"`
+	Redirects   int        `json:"redirects,omitempty"`
+	Upload      *uploadOut `json:"upload,omitempty" jsonschema:"ingest_file's presigned upload: its id, state and (when made) URL"`
 }
 
 // IngestURL implements ingest_url.
@@ -124,6 +127,21 @@ func (s *Core) IngestFile(ctx context.Context, in ingestFileIn) (*ingestOut, err
 	v, err := s.ready(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
+	}
+	modes := 0
+	for _, set := range []bool{in.ContentBase64 != "", in.Upload, in.UploadID != ""} {
+		if set {
+			modes++
+		}
+	}
+	switch {
+	case modes != 1:
+		return nil, newError(KindArgsInvalid, map[string]any{"argument": "content_base64"},
+			"Send exactly one of content_base64 (the file), upload: true (a URL to upload a bigger file to) or upload_id (the note of an upload).")
+	case in.Upload:
+		return s.startUpload(ctx, v, in)
+	case in.UploadID != "":
+		return s.uploadState(ctx, v, in.UploadID)
 	}
 	f, err := ingest.DecodeFile(in.Name, in.ContentBase64, in.MediaType, ingest.DefaultMaxFileBytes)
 	if err != nil {

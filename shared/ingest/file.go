@@ -28,6 +28,38 @@ func DecodeFile(name, contentBase64, mediaType string, max int64) (*File, error)
 	if max <= 0 {
 		max = DefaultMaxFileBytes
 	}
+	f, err := CheckFile(name, mediaType)
+	if err != nil {
+		return nil, err
+	}
+	// Bound the work before decoding: base64 is 4 bytes for 3.
+	chars := int64(0)
+	for i := 0; i < len(contentBase64); i++ {
+		if c := contentBase64[i]; c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			chars++
+		}
+	}
+	if chars/4*3 > max+2 {
+		return nil, tooLarge(max, chars/4*3)
+	}
+	s := strings.Join(strings.Fields(contentBase64), "")
+	body, err := decodeBase64(s)
+	if err != nil {
+		return nil, &Error{Reason: ReasonBase64Invalid, Message: "content_base64 is not valid base64.", Err: err}
+	}
+	if int64(len(body)) > max {
+		return nil, tooLarge(max, int64(len(body)))
+	}
+	if len(body) == 0 {
+		return nil, refuse(ReasonEmpty, nil, "The file is empty.")
+	}
+	f.Body = body
+	return f, nil
+}
+
+// CheckFile checks a file's name and declared media type (see DecodeFile)
+// and returns the File without its body.
+func CheckFile(name, mediaType string) (*File, error) {
 	name = strings.TrimSpace(name)
 	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
 		name = name[i+1:]
@@ -52,22 +84,17 @@ func DecodeFile(name, contentBase64, mediaType string, max int64) (*File, error)
 			return nil, err
 		}
 	}
-	// Bound the work before decoding: base64 is 4 bytes for 3.
-	chars := int64(0)
-	for i := 0; i < len(contentBase64); i++ {
-		if c := contentBase64[i]; c != ' ' && c != '\t' && c != '\n' && c != '\r' {
-			chars++
-		}
-	}
-	if chars/4*3 > max+2 {
-		return nil, tooLarge(max, chars/4*3)
-	}
-	s := strings.Join(strings.Fields(contentBase64), "")
-	body, err := decodeBase64(s)
+	return f, nil
+}
+
+// NewFile is DecodeFile of bytes already decoded (an uploaded object):
+// name and media type checked, at most max bytes, not empty.
+func NewFile(name, mediaType string, body []byte, max int64) (*File, error) {
+	f, err := CheckFile(name, mediaType)
 	if err != nil {
-		return nil, &Error{Reason: ReasonBase64Invalid, Message: "content_base64 is not valid base64.", Err: err}
+		return nil, err
 	}
-	if int64(len(body)) > max {
+	if max > 0 && int64(len(body)) > max {
 		return nil, tooLarge(max, int64(len(body)))
 	}
 	if len(body) == 0 {

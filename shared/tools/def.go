@@ -148,6 +148,11 @@ func define[In, Out any](sp Spec, fn func(ctx context.Context, in In) (*Out, err
 			return errorResult(terr), nil
 		}
 		if propose := proposerFrom(ctx); propose != nil { // a propose-only caller: queue the call, write nothing
+			if p, ok := any(in).(interface{ ProposeError() error }); ok {
+				if err := p.ProposeError(); err != nil { // a call that cannot be a proposal
+					return errorResult(toError(err)), nil
+				}
+			}
 			ref, err := propose(ctx)
 			if err != nil {
 				return errorResult(toError(err)), nil

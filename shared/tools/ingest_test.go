@@ -160,4 +160,14 @@ func TestIngestFile(t *testing.T) {
 	if o := callAs(t, hs, ident("pub", auth.ScopeWrite, "Public/**"), "ingest_file", map[string]any{"name": "a.md", "content_base64": "YQ=="}); o.kind != "forbidden" {
 		t.Errorf("folder-scoped: %s", o.raw)
 	}
+	// A folder vault has no presigned uploads; a propose-only key may not
+	// upload (its call could not wait in a proposal).
+	if o := callAs(t, hs, owner, "ingest_file", map[string]any{"name": "big.pdf", "upload": true}); o.kind != "unsupported" || !strings.Contains(o.raw, `"reason":"no-upload"`) {
+		t.Errorf("upload on a folder vault: %s", o.raw)
+	}
+	proposer := ident("proposer", auth.ScopeWrite)
+	proposer.ProposeOnly = true
+	if o := callAs(t, hs, proposer, "ingest_file", map[string]any{"name": "big.pdf", "upload": true}); o.kind != "unsupported" || strings.Contains(o.raw, `"proposal"`) {
+		t.Errorf("upload by a propose-only key: %s", o.raw)
+	}
 }

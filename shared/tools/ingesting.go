@@ -21,7 +21,7 @@ func ingestTools(c *core.Core) []Tool {
 		define(Spec{
 			Name:        "ingest_file",
 			Title:       "Capture a file",
-			Description: "File a document you send (content_base64: HTML, Markdown, plain text or PDF, at most 10 MiB decoded) as a new note under sources/, the vault's write-once layer, with frontmatter source_file (the name), fetched_at, content_hash and title. media_type is optional: the bytes and the name's extension decide when it is absent, and must agree with it when it is given (content-mismatch). Refusals are args-invalid with a reason (base64-invalid, name-invalid, too-large, content-type, encrypted, empty, ...).",
+			Description: "File a document you send (content_base64: HTML, Markdown, plain text or PDF, at most 10 MiB decoded) as a new note under sources/, the vault's write-once layer, with frontmatter source_file (the name), fetched_at, content_hash and title. media_type is optional: the bytes and the name's extension decide when it is absent, and must agree with it when it is given (content-mismatch). A file too big for one request (on the cloud, over about 4 MB): call with upload: true instead of content_base64, PUT the file to the upload.url answered (S3 vaults, up to 20 MiB), then call with upload_id for the note. Refusals are args-invalid with a reason (base64-invalid, name-invalid, too-large, content-type, encrypted, empty, ...).",
 			Hints:       hints{},
 			Access:      edits(proposeQueue),
 			Paid:        true,

@@ -5,5 +5,4 @@ import (
 	_ "github.com/sheaf-dev/sheaf/shared/textindex/embedded"
 	_ "github.com/sheaf-dev/sheaf/shared/textindex/meili"
 	_ "github.com/sheaf-dev/sheaf/shared/vectors/embedded"
-	_ "github.com/sheaf-dev/sheaf/shared/vectors/qdrant"
 )
