@@ -68,6 +68,7 @@ func withConfig(cmd *cobra.Command) *config.Config {
 		all.Lookup("log-level").DefValue = "warn"
 	}
 	groups, known := commandGroups[cmd.Name()]
+	all.SortFlags = false // VisitAll in declaration order: cmd.Flags() sorts for help
 	all.VisitAll(func(f *pflag.Flag) {
 		if !known || slices.ContainsFunc(groups, func(g string) bool { return slices.Contains(flagGroups[g], f.Name) }) {
 			cmd.Flags().AddFlag(f)

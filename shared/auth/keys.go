@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -69,9 +70,10 @@ func (k Key) Status(now time.Time) string {
 const keyPrefix = "sheaf_"
 
 var (
-	idPattern    = regexp.MustCompile(`^[0-9a-f]{16}$`)
-	hashPattern  = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-	tokenPattern = regexp.MustCompile(`^sheaf_([0-9a-f]{16})_[A-Za-z0-9_-]{43}$`)
+	// compiled on first use (sync.OnceValue), not at start-up
+	idPattern    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{16}$`) })
+	hashPattern  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sha256:[0-9a-f]{64}$`) })
+	tokenPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sheaf_([0-9a-f]{16})_[A-Za-z0-9_-]{43}$`) })
 )
 
 // HashKey is the stored hash of a key: SHA-256 over a domain tag and the
@@ -138,9 +140,9 @@ func ParseKeyFile(data []byte) (*KeyFile, error) {
 
 func (k Key) validate() error {
 	switch {
-	case !idPattern.MatchString(k.ID):
+	case !idPattern().MatchString(k.ID):
 		return errors.New("id must be 16 lower-case hex digits")
-	case !hashPattern.MatchString(k.Hash):
+	case !hashPattern().MatchString(k.Hash):
 		return errors.New(`hash must be "sha256:" and 64 hex digits`)
 	case !utf8.ValidString(k.Name) || len(k.Name) > 200:
 		return errors.New("name must be UTF-8 text of at most 200 bytes")
@@ -268,7 +270,7 @@ func (ks *KeySet) Len() int {
 }
 
 // LooksLikeKey reports whether token has the shape of a Sheaf API key.
-func LooksLikeKey(token string) bool { return tokenPattern.MatchString(token) }
+func LooksLikeKey(token string) bool { return tokenPattern().MatchString(token) }
 
 // Authenticate returns the identity of an active key; ok is false for
 // anything else (malformed, unknown, revoked, expired, an owner key),
@@ -289,7 +291,7 @@ func (ks *KeySet) active(token string, now time.Time) (compiledKey, bool) {
 	if ks == nil {
 		return compiledKey{}, false
 	}
-	m := tokenPattern.FindStringSubmatch(token)
+	m := tokenPattern().FindStringSubmatch(token)
 	if m == nil {
 		return compiledKey{}, false
 	}

@@ -9,6 +9,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -302,20 +303,20 @@ func splitFrontmatter(text string) (fm, rest string, ok bool) {
 	return "", text, false
 }
 
-var yamlTitleRE = regexp.MustCompile(`(?m)^title:[ \t]*(.+?)[ \t]*$`)
+var yamlTitleRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^title:[ \t]*(.+?)[ \t]*$`) }) // compiled on first use
 
 func yamlTitle(fm string) string {
-	m := yamlTitleRE.FindStringSubmatch(fm)
+	m := yamlTitleRE().FindStringSubmatch(fm)
 	if m == nil {
 		return ""
 	}
 	return strings.Trim(m[1], `"'`)
 }
 
-var headingRE = regexp.MustCompile(`(?m)^#{1,2}[ \t]+(.+?)[ \t#]*$`)
+var headingRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^#{1,2}[ \t]+(.+?)[ \t#]*$`) }) // compiled on first use
 
 func firstHeading(text string) string {
-	if m := headingRE.FindStringSubmatch(text[:min(len(text), 64<<10)]); m != nil {
+	if m := headingRE().FindStringSubmatch(text[:min(len(text), 64<<10)]); m != nil {
 		return m[1]
 	}
 	return ""
@@ -333,14 +334,14 @@ func firstLine(text string) string {
 // directiveRE matches an agent directive marker ("[!ai]", "[!ai-done]",
 // any case) after a blockquote marker, wherever the quote stands (at a
 // line's start, in a list item, nested).
-var directiveRE = regexp.MustCompile(`(?i)(>[ \t]*)\[!ai(?:-done)?\]`)
+var directiveRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(>[ \t]*)\[!ai(?:-done)?\]`) }) // compiled on first use
 
 // neutralise turns directive callouts into quote callouts.
 func neutralise(md string) string {
 	if !strings.Contains(strings.ToLower(md), "[!ai") {
 		return md
 	}
-	return directiveRE.ReplaceAllString(md, "${1}[!quote]")
+	return directiveRE().ReplaceAllString(md, "${1}[!quote]")
 }
 
 // cutAt cuts md to at most max bytes, at the last paragraph (or line, or

@@ -154,7 +154,7 @@ func DetectLang(text string) Lang {
 		case unicode.Is(unicode.Latin, r):
 			lat++
 		}
-		for _, l := range stopLangs[strings.ToLower(w)] {
+		for _, l := range stopLangs()[strings.ToLower(w)] {
 			counts[l]++
 		}
 	}
@@ -180,5 +180,5 @@ func DetectLang(text string) Lang {
 // of the languages of Langs (or a question verb agents use): such words are
 // dropped from questions and from the stemmed index alike.
 func IsStopword(word string) bool {
-	return stopLangs[word] != nil
+	return stopLangs()[word] != nil
 }

@@ -1,6 +1,9 @@
 package textindex
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // stopwordLists are the function words of each language of Langs, and, for
 // English, the question verbs agents use. Words that are common content
@@ -66,8 +69,9 @@ var stopwordLists = map[Lang]string{
 	чей чем что чтобы чье чья эта эти это я`,
 }
 
-// stopLangs maps each stopword to the languages whose list holds it.
-var stopLangs = func() map[string][]Lang {
+// stopLangs maps each stopword to the languages whose list holds it
+// (built on first use, not at start-up).
+var stopLangs = sync.OnceValue(func() map[string][]Lang {
 	m := map[string][]Lang{}
 	for _, l := range Langs {
 		for _, w := range strings.Fields(stopwordLists[l]) {
@@ -75,4 +79,4 @@ var stopLangs = func() map[string][]Lang {
 		}
 	}
 	return m
-}()
+})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Edit is one find-and-replace of ApplyEdits.
@@ -90,7 +91,7 @@ func CompleteDirective(src []byte, line int, title string) ([]byte, error) {
 			return nil, ErrAlreadyDone
 		}
 		s, e := lineBounds(src, line)
-		m := markerRE.FindIndex(src[s:e])
+		m := markerRE().FindIndex(src[s:e])
 		if m == nil {
 			break
 		}
@@ -104,7 +105,7 @@ func CompleteDirective(src []byte, line int, title string) ([]byte, error) {
 }
 
 // markerRE is a directive's marker on its line.
-var markerRE = regexp.MustCompile(`(?i)\[!ai\]`)
+var markerRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\[!ai\]`) }) // compiled on first use
 
 // lineBounds is the byte range of a 1-based line of src, without its line
 // ending; (len, len) past the end.

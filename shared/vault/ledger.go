@@ -37,7 +37,7 @@ var ledgerLine = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // headingLine matches an ATX heading.
-var headingLine = regexp.MustCompile(`^ {0,3}#{1,6}(?:\s|$)`)
+var headingLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ {0,3}#{1,6}(?:\s|$)`) }) // compiled on first use
 
 // ParseLedger parses log.md. It never fails: lines that are not entries
 // are counted in Skipped, and an entry whose date is not a real calendar
@@ -62,7 +62,7 @@ func ParseLedger(src []byte) Ledger {
 		}
 		m := ledgerLine().FindStringSubmatch(line)
 		if m == nil {
-			if !headingLine.MatchString(line) {
+			if !headingLine().MatchString(line) {
 				lg.Skipped++
 			}
 			continue

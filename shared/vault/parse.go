@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -236,12 +237,12 @@ func (x *extractor) heading(n *ast.Heading, top bool) {
 }
 
 // schemeRE matches a URL scheme such as "https:", "mailto:" or "obsidian:".
-var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.\-]*:`)
+var schemeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.\-]*:`) }) // compiled on first use
 
 // markdownLink records [text](dest) or ![alt](dest) when dest is local.
 func (x *extractor) markdownLink(n ast.Node, dest string, embed bool) {
 	dest = strings.TrimSpace(dest)
-	if dest == "" || dest[0] == '#' || strings.HasPrefix(dest, "//") || schemeRE.MatchString(dest) {
+	if dest == "" || dest[0] == '#' || strings.HasPrefix(dest, "//") || schemeRE().MatchString(dest) {
 		return
 	}
 	target, frag, _ := strings.Cut(dest, "#")
@@ -264,7 +265,7 @@ func unescapePath(s string) string {
 }
 
 // calloutRE matches the first line of a callout: type, fold marker, title.
-var calloutRE = regexp.MustCompile(`^\[!([A-Za-z0-9_-]+)\]([+-]?)(.*)$`)
+var calloutRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\[!([A-Za-z0-9_-]+)\]([+-]?)(.*)$`) }) // compiled on first use
 
 // directive records a "> [!ai]" or "> [!ai-done]" callout.
 func (x *extractor) directive(q *ast.Blockquote) {
@@ -273,7 +274,7 @@ func (x *extractor) directive(q *ast.Blockquote) {
 		return
 	}
 	first := para.Lines().At(0)
-	m := calloutRE.FindSubmatch(bytes.TrimRight(x.work[first.Start:first.Stop], " \t\r\n"))
+	m := calloutRE().FindSubmatch(bytes.TrimRight(x.work[first.Start:first.Stop], " \t\r\n"))
 	if m == nil {
 		return
 	}

@@ -124,9 +124,10 @@ var schema = []string{
 // run while an Upsert is in progress. An in-memory index has one connection
 // and serialises everything.
 type Index struct {
-	w  *sql.DB     // the single writer
-	r  *sql.DB     // readers (== w in memory)
-	ws *writeStmts // prepared on w
+	w    *sql.DB // the single writer
+	r    *sql.DB // readers (== w in memory)
+	wsMu sync.Mutex
+	ws   *writeStmts // prepared on w by the first write (writeStmts)
 
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt // prepared read statements by SQL text
@@ -178,11 +179,6 @@ func Open(path string) (*Index, error) {
 		ix.Close()
 		return nil, fmt.Errorf("embedded: open %s: %w", path, err)
 	}
-	var err error
-	if ix.ws, err = prepareWrite(ctx, ix.w); err != nil {
-		ix.Close()
-		return nil, fmt.Errorf("embedded: open %s: %w", path, err)
-	}
 	return ix, nil
 }
 
@@ -223,9 +219,12 @@ func (ix *Index) Close() error {
 	}
 	ix.stmts = nil
 	ix.mu.Unlock()
+	ix.wsMu.Lock()
 	if ix.ws != nil {
 		ix.ws.close()
+		ix.ws = nil
 	}
+	ix.wsMu.Unlock()
 	err := ix.w.Close()
 	if ix.r != ix.w {
 		err = errors.Join(err, ix.r.Close())

@@ -258,3 +258,28 @@ func TestOpenVersion2(t *testing.T) {
 		t.Fatalf("Ask after the rebuild: %+v, %v", res, err)
 	}
 }
+
+// TestWriteStatementsOnFirstWrite: Open prepares no write statement (a
+// server answers before it writes); the first write prepares them, on a
+// file index whose writer has one connection.
+func TestWriteStatementsOnFirstWrite(t *testing.T) {
+	ctx := context.Background()
+	ix, err := Open(filepath.Join(t.TempDir(), "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if ix.ws != nil {
+		t.Fatal("Open prepared the write statements")
+	}
+	if err := ix.Upsert(ctx, textindextest.Fixture()...); err != nil {
+		t.Fatal(err)
+	}
+	if ix.ws == nil {
+		t.Fatal("the first write left no prepared statements")
+	}
+	res, err := ix.Search(ctx, textindex.ParseQuery("clobber"), textindex.Options{})
+	if err != nil || res.Total == 0 {
+		t.Fatalf("search after the first write: %v, %+v", err, res)
+	}
+}

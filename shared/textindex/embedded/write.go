@@ -50,6 +50,23 @@ func (ws *writeStmts) defs() []stmtDef {
 	}
 }
 
+// writeStmts returns the write statements, prepared on the first write
+// (not at Open: a server answers its first request before it writes, and
+// preparing them parses 14 statements); a failed preparation is retried
+// by the next write.
+func (ix *Index) writeStmts(ctx context.Context) (*writeStmts, error) {
+	ix.wsMu.Lock()
+	defer ix.wsMu.Unlock()
+	if ix.ws == nil {
+		ws, err := prepareWrite(ctx, ix.w)
+		if err != nil {
+			return nil, err
+		}
+		ix.ws = ws
+	}
+	return ix.ws, nil
+}
+
 // prepareWrite prepares the write statements on db.
 func prepareWrite(ctx context.Context, db *sql.DB) (*writeStmts, error) {
 	ws := &writeStmts{}
@@ -141,12 +158,16 @@ func (ix *Index) Delete(ctx context.Context, paths ...string) error {
 
 // write runs fn in one write transaction.
 func (ix *Index) write(ctx context.Context, fn func(context.Context, *writeStmts) error) error {
+	ws, err := ix.writeStmts(ctx) // before BeginTx: the writer has one connection
+	if err != nil {
+		return fmt.Errorf("embedded: %w", err)
+	}
 	tx, err := ix.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("embedded: begin: %w", err)
 	}
 	defer tx.Rollback()
-	if err := fn(ctx, ix.ws.in(ctx, tx)); err != nil {
+	if err := fn(ctx, ws.in(ctx, tx)); err != nil {
 		return fmt.Errorf("embedded: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
