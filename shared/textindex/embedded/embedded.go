@@ -134,6 +134,7 @@ type Index struct {
 
 	gen   atomic.Uint64 // incremented by every write of this process
 	stats statsCache    // for Ask
+	ranks rankCache     // for plain searches
 }
 
 var _ textindex.Index = (*Index)(nil)

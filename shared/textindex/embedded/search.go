@@ -65,7 +65,7 @@ func (ix *Index) search(ctx context.Context, q textindex.Query, expr string, uni
 		return ix.searchPassages(ctx, q, r, limit, offset)
 	}
 
-	ranked, total, err := r.rank(ctx, limit, offset)
+	ranked, total, err := r.rankPage(ctx, limit, offset)
 	if err != nil {
 		return textindex.Result{}, err
 	}
