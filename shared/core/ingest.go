@@ -147,12 +147,18 @@ func (s *Core) IngestFile(ctx context.Context, in ingestFileIn) (*ingestOut, err
 	if err != nil {
 		return nil, ingestError(err)
 	}
+	return s.fileSource(ctx, v, f, "file")
+}
+
+// fileSource converts a file sent or uploaded to Markdown and files it as
+// a source note; how ("file", "upload") goes to the ledger.
+func (s *Core) fileSource(ctx context.Context, v *Vault, f *ingest.File, how string) (*ingestOut, error) {
 	doc, err := ingest.Convert(ctx, ingest.Source{Body: f.Body, MediaType: f.MediaType, Charset: f.Charset, Name: f.Name}, ingest.ConvertLimits{})
 	if err != nil {
 		return nil, ingestError(err)
 	}
 	n := ingest.NewNote(doc, ingest.Origin{FileName: f.Name, FetchedAt: s.now().UTC(), Raw: f.Body})
-	out, err := s.writeSource(ctx, v, n, "file "+f.Name)
+	out, err := s.writeSource(ctx, v, n, how+" "+f.Name)
 	if err != nil {
 		return nil, err
 	}

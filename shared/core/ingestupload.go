@@ -232,17 +232,7 @@ func (s *Core) fileStaged(ctx context.Context, v *Vault, staged string, m upload
 	if err != nil {
 		return nil, ingestError(err)
 	}
-	doc, err := ingest.Convert(ctx, ingest.Source{Body: f.Body, MediaType: f.MediaType, Charset: f.Charset, Name: f.Name}, ingest.ConvertLimits{})
-	if err != nil {
-		return nil, ingestError(err)
-	}
-	n := ingest.NewNote(doc, ingest.Origin{FileName: f.Name, FetchedAt: s.now().UTC(), Raw: f.Body})
-	out, err := s.writeSource(ctx, v, n, "upload "+f.Name)
-	if err != nil {
-		return nil, err
-	}
-	out.SourceFile, out.ContentType, out.Truncated = f.Name, doc.Format.MediaType(), doc.Truncated
-	return out, nil
+	return s.fileSource(ctx, v, f, "upload")
 }
 
 func getManifest(ctx context.Context, st store.Store, path string) (uploadManifest, string, error) {
