@@ -47,3 +47,23 @@ func TestServeFolderWithMeilisearch(t *testing.T) {
 		t.Errorf("an embedded index was made beside Meilisearch: %v", err)
 	}
 }
+
+// TestServeRefusesUnknownSchemes: a --vault, --search or --vectors URL of
+// a scheme this binary cannot open stops `sheaf serve` with an error of
+// kind unsupported that names the schemes it can open.
+func TestServeRefusesUnknownSchemes(t *testing.T) {
+	vault := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--vault", "foo://x"}, `unsupported: --vault "foo://x": this program cannot open foo vaults (it can open: file, s3)`},
+		{[]string{"--vault", vault, "--state", t.TempDir(), "--search", "foo://x"}, `unsupported: --search "foo://x": this program cannot open foo: text indexes (it can open: embedded, http, https)`},
+		{[]string{"--vault", vault, "--state", t.TempDir(), "--embed-base-url", "http://127.0.0.1:1/v1", "--embed-model", "m", "--vectors", "foo://x"},
+			`unsupported: --vectors "foo://x": this program cannot open foo: vector indexes (it can open: embedded, qdrant, qdrants)`},
+	} {
+		if _, err := run(t, "", append([]string{"serve"}, tc.args...)...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("serve %v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}

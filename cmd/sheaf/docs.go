@@ -399,6 +399,10 @@ is not refused).
 
 The Lambda functions link no folder site and no embedded index: a folder
 ` + "`SHEAF_VAULT`" + ` is refused (` + "`unsupported`" + `, "this program cannot open file vaults").
+Likewise, a ` + "`--vault`" + `, ` + "`--search`" + ` or ` + "`--vectors`" + ` URL whose scheme the binary
+does not link (` + "`--search foo://x`" + `) is refused with the kind ` + "`unsupported`" + ` and
+the schemes it can open ("this program cannot open foo: text indexes (it
+can open: embedded, http, https)").
 `
 
 // envName is the variable of a flag.

@@ -96,6 +96,9 @@ func openBucket(ctx context.Context, c *Config) (*Site, error) {
 		return nil, Refuse("--state", c.State, "an s3:// vault keeps its state under the bucket's .sheaf/ prefix: drop --state")
 	}
 	st, err := store.Open(ctx, c.Vault)
+	if r := asRefusal(err); r != nil {
+		return nil, r
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/embed"
 	"github.com/sheaf-dev/sheaf/shared/history"
+	"github.com/sheaf-dev/sheaf/shared/internal/schemes"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -122,6 +123,17 @@ var ErrNoQdrant = errors.New("this build of sheaf has no Qdrant support: rebuild
 // is a *core.Error of the stable kind core.KindUnsupported.
 func Refuse(flag, value, why string) error {
 	return &core.Error{Kind: core.KindUnsupported, Message: fmt.Sprintf("%s %q: %s", flag, value, why)}
+}
+
+// asRefusal is the refusal (kind unsupported, naming the schemes this
+// program can open) of a URL whose scheme no linked adapter registered,
+// or nil for any other error.
+func asRefusal(err error) error {
+	var ue *schemes.UnknownError
+	if !errors.As(err, &ue) {
+		return nil
+	}
+	return Refuse(ue.Flag, ue.Value, ue.Reason())
 }
 
 // Opened is a vault built from configuration: the core vault the tools
@@ -386,6 +398,9 @@ func openText(ctx context.Context, c *Config, site *Site, id string) (textindex.
 	}
 	ix, err := textindex.Open(ctx, u, textindex.Defaults{Name: "sheaf-" + id, APIKey: c.SearchKey})
 	if err != nil {
+		if r := asRefusal(err); r != nil {
+			return nil, r
+		}
 		return nil, fmt.Errorf("opening the text index: %w", err)
 	}
 	return ix, nil
@@ -412,6 +427,9 @@ func (o *Opened) openEmbeddings(ctx context.Context, c *Config, log *slog.Logger
 	}
 	open := func() (vectors.Index, error) {
 		vec, err := vectors.Open(ctx, u, vectors.Defaults{Name: "sheaf-" + o.Vault.ID, APIKey: c.VectorsKey})
+		if r := asRefusal(err); r != nil {
+			return nil, r
+		}
 		if err != nil {
 			return nil, err
 		}

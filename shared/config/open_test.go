@@ -8,6 +8,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sheaf-dev/sheaf/shared/core"
+	"github.com/sheaf-dev/sheaf/shared/textindex"
+	"github.com/sheaf-dev/sheaf/shared/vectors"
 )
 
 // TestOpenRefusesFlagsWithAKind: a setting that means nothing for the
@@ -50,6 +52,39 @@ func TestOpenRefusesFlagsWithAKind(t *testing.T) {
 		var ce *core.Error
 		if !errors.As(err, &ce) || ce.Kind != core.KindUnsupported || !strings.HasPrefix(ce.Message, tc.flag+" ") {
 			t.Errorf("%+v %v: %v, want an unsupported %s", tc.c, tc.given, err, tc.flag)
+		}
+	}
+}
+
+// TestOpenRefusesUnknownSchemes: a --search or --vectors URL whose scheme
+// no adapter in this program registered is refused with the kind
+// unsupported, naming the schemes this program can open.
+func TestOpenRefusesUnknownSchemes(t *testing.T) {
+	t.Setenv("AWS_REGION", "us-east-1")
+	meili := "http://127.0.0.1:7700"
+	for _, tc := range []struct {
+		c     Config
+		flag  string
+		known []string
+	}{
+		{Config{Vault: "s3://b/p", Search: "foo://user:secret@x"}, "--search", textindex.Schemes()},
+		{Config{Vault: "s3://b/p", Search: meili, EmbedBaseURL: "http://127.0.0.1:1/v1", EmbedModel: "m", Vectors: "foo://x"}, "--vectors", vectors.Schemes()},
+	} {
+		o, err := Open(t.Context(), &tc.c, quiet)
+		if err == nil {
+			o.Close()
+		}
+		want := "this program cannot open foo: "
+		var ce *core.Error
+		if !errors.As(err, &ce) || ce.Kind != core.KindUnsupported || !strings.HasPrefix(ce.Message, tc.flag+" ") || !strings.Contains(ce.Message, want) {
+			t.Errorf("%s: %v, want an unsupported %s saying %q", tc.flag, err, tc.flag, want)
+			continue
+		}
+		if len(tc.known) == 0 || !strings.HasSuffix(ce.Message, "(it can open: "+strings.Join(tc.known, ", ")+")") {
+			t.Errorf("%s: %q does not name the schemes this program can open, %v", tc.flag, ce.Message, tc.known)
+		}
+		if strings.Contains(ce.Message, "secret") {
+			t.Errorf("%s: %q shows the URL's password", tc.flag, ce.Message)
 		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 // parameters itself and rejects any it does not know.
 type Opener func(ctx context.Context, u *url.URL) (Store, error)
 
-var openers = schemes.New[Opener]("store")
+var openers = schemes.New[Opener]("store", "vaults")
 
 // Register makes Open handle scheme with o. It panics when the scheme is
 // registered twice.
@@ -50,7 +50,7 @@ func Open(ctx context.Context, location string) (Store, error) {
 	}
 	o, ok := openers.Lookup(scheme)
 	if !ok {
-		return nil, fmt.Errorf("vault %q: this program cannot open %s:// vaults (it can open: %s)", location, scheme, strings.Join(Schemes(), ", "))
+		return nil, openers.Unknown("--vault", location, scheme)
 	}
 	return o(ctx, u)
 }

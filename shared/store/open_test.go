@@ -28,7 +28,7 @@ func TestOpen(t *testing.T) {
 		t.Fatalf("s3: %v", err)
 	}
 	for loc, want := range map[string]string{
-		"gs://bucket/notes":                   "cannot open gs:// vaults (it can open: file, s3)",
+		"gs://bucket/notes":                   "cannot open gs: vaults (it can open: file, s3)",
 		"s3://bucket/notes?colour=blue":       "colour",
 		"file://" + dir + "?watch=false":      "takes no host, user, parameters",
 		"file://otherhost" + dir:              "takes no host",

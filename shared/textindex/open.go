@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"strings"
 
 	"github.com/sheaf-dev/sheaf/shared/internal/schemes"
 )
@@ -27,7 +26,7 @@ type Defaults struct {
 // network call.
 type Opener func(ctx context.Context, u *url.URL, d Defaults) (Index, error)
 
-var openers = schemes.New[Opener]("textindex")
+var openers = schemes.New[Opener]("textindex", "text indexes")
 
 // Register makes Open handle scheme with o; adapters call it from their
 // package's init. It panics when the scheme is registered twice.
@@ -51,7 +50,7 @@ func Open(ctx context.Context, rawurl string, d Defaults) (Index, error) {
 	}
 	o, ok := openers.Lookup(u.Scheme)
 	if !ok {
-		return nil, fmt.Errorf("--search %q: this program cannot open %s: text indexes (it can open: %s)", u.Redacted(), u.Scheme, strings.Join(Schemes(), ", "))
+		return nil, openers.Unknown("--search", u.Redacted(), u.Scheme)
 	}
 	return o(ctx, u, d)
 }

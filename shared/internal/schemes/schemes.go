@@ -5,20 +5,24 @@
 package schemes
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 )
 
 // Registry maps URL schemes to the openers of one port.
 type Registry[O any] struct {
 	port    string
+	what    string // what the port opens, for errors: "text indexes"
 	mu      sync.RWMutex
 	openers map[string]O
 }
 
-// New is an empty registry for the port named port (used in panics).
-func New[O any](port string) *Registry[O] {
-	return &Registry[O]{port: port, openers: map[string]O{}}
+// New is an empty registry for the port named port (used in panics) that
+// opens what (used in errors: "text indexes").
+func New[O any](port, what string) *Registry[O] {
+	return &Registry[O]{port: port, what: what, openers: map[string]O{}}
 }
 
 // Register makes scheme open with o. It panics when the scheme is
@@ -50,4 +54,28 @@ func (r *Registry[O]) Schemes() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// Unknown is the error of value, given as flag, whose scheme no adapter
+// this program links registered.
+func (r *Registry[O]) Unknown(flag, value, scheme string) *UnknownError {
+	return &UnknownError{Flag: flag, Value: value, Scheme: scheme, What: r.what, Known: r.Schemes()}
+}
+
+// UnknownError is a location whose scheme this program cannot open. The
+// configuration turns it into a refusal of the stable kind unsupported.
+type UnknownError struct {
+	Flag   string   // the setting that named it: "--search"
+	Value  string   // its value, a URL with any password redacted
+	Scheme string   // its scheme: "foo"
+	What   string   // what the port opens: "text indexes"
+	Known  []string // the schemes this program can open, sorted
+}
+
+func (e *UnknownError) Error() string { return fmt.Sprintf("%s %q: %s", e.Flag, e.Value, e.Reason()) }
+
+// Reason is the error without the setting: what this program cannot open
+// and what it can.
+func (e *UnknownError) Reason() string {
+	return fmt.Sprintf("this program cannot open %s: %s (it can open: %s)", e.Scheme, e.What, strings.Join(e.Known, ", "))
 }

@@ -6,7 +6,7 @@ import (
 )
 
 func TestRegistry(t *testing.T) {
-	r := New[func() int]("test")
+	r := New[func() int]("test", "tests")
 	r.Register("b", func() int { return 2 })
 	r.Register("a", func() int { return 1 })
 	if got := r.Schemes(); !slices.Equal(got, []string{"a", "b"}) {
@@ -17,6 +17,10 @@ func TestRegistry(t *testing.T) {
 	}
 	if _, ok := r.Lookup("c"); ok {
 		t.Fatal("Lookup(c) found an opener that was never registered")
+	}
+	err := r.Unknown("--test", "c://x", "c")
+	if want := `--test "c://x": this program cannot open c: tests (it can open: a, b)`; err.Error() != want {
+		t.Errorf("Unknown = %q, want %q", err.Error(), want)
 	}
 	defer func() {
 		if recover() == nil {
