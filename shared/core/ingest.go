@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/netip"
 	"strings"
-	"sync"
 
 	"github.com/sheaf-dev/sheaf/shared/history"
 	"github.com/sheaf-dev/sheaf/shared/ingest"
@@ -19,16 +18,6 @@ import (
 // becomes a new note under sources/, the vault's write-once layer, through
 // shared/ingest (fetch, convert, the note). docs/ingest.md says what is
 // fetched and refused.
-
-// IngestConfig is how a vault ingests: the address ranges a fetch may
-// reach besides public ones (tests, intranets), and the fetch's limits.
-type IngestConfig struct {
-	Allow  []netip.Prefix
-	Limits ingest.Limits
-	// Resolve, when set, looks host names up (tests point names at chosen
-	// addresses); nil: the system resolver.
-	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
-}
 
 // ingestPaths is how many paths an ingest tries before giving up.
 const ingestPaths = 20
@@ -276,10 +265,4 @@ func ParseAllow(list []string) ([]netip.Prefix, error) {
 		out = append(out, netip.PrefixFrom(a, a.BitLen()))
 	}
 	return out, nil
-}
-
-// fetchState is the Fetcher a vault's state keeps.
-type fetchState struct {
-	fetchOnce sync.Once
-	fetch     *ingest.Fetcher
 }

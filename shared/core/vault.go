@@ -2,11 +2,13 @@ package core
 
 import (
 	"context"
+	"net/netip"
 	"time"
 
 	"github.com/sheaf-dev/sheaf/shared/audit"
 	"github.com/sheaf-dev/sheaf/shared/embed"
 	"github.com/sheaf-dev/sheaf/shared/history"
+	"github.com/sheaf-dev/sheaf/shared/ingest"
 	"github.com/sheaf-dev/sheaf/shared/llm"
 	"github.com/sheaf-dev/sheaf/shared/rank"
 	"github.com/sheaf-dev/sheaf/shared/store"
@@ -171,4 +173,14 @@ type Reindexer interface {
 type Lag struct {
 	Path  string
 	Since time.Time
+}
+
+// IngestConfig is how a vault ingests: the address ranges a fetch may
+// reach besides public ones (tests, intranets), and the fetch's limits.
+type IngestConfig struct {
+	Allow  []netip.Prefix
+	Limits ingest.Limits
+	// Resolve, when set, looks host names up (tests point names at chosen
+	// addresses); nil: the system resolver.
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 }

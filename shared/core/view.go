@@ -27,6 +27,7 @@ import (
 
 	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/history"
+	"github.com/sheaf-dev/sheaf/shared/ingest"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -491,4 +492,10 @@ func intersect(asked, visible []string) []string {
 		}
 	}
 	return out
+}
+
+// fetchState is the Fetcher a vault's state keeps.
+type fetchState struct {
+	fetchOnce sync.Once
+	fetch     *ingest.Fetcher
 }
