@@ -376,26 +376,6 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// noteByID finds the one note with this id or unambiguous id prefix.
-func noteByID(cat *vault.Catalog, id string) (string, error) {
-	matches := cat.ByID(id)
-	switch {
-	case len(matches) == 1:
-		return matches[0].Path, nil
-	case len(matches) == 0 && len(id) < 6:
-		return "", newError(KindNoteNotFound, nil, "no note has id %q (an id prefix needs at least 6 characters)", id)
-	case len(matches) == 0:
-		return "", newError(KindNoteNotFound, nil, "no note has id %q or an id starting with it", id)
-	default:
-		var paths []string
-		for _, m := range matches {
-			paths = append(paths, m.Path)
-		}
-		return "", newError(KindArgsInvalid, map[string]any{"candidates": paths},
-			"id prefix %q is ambiguous: %d notes match; send more characters", id, len(matches))
-	}
-}
-
 func outLinks(cat *vault.Catalog, from string, links []vault.Link) []OutLink {
 	out := make([]OutLink, 0, len(links))
 	for _, l := range links {
@@ -412,92 +392,6 @@ func outLinks(cat *vault.Catalog, from string, links []vault.Link) []OutLink {
 		out = append(out, ol)
 	}
 	return out
-}
-
-// loadedNote is a note read fresh from the store.
-type loadedNote struct {
-	obj      store.Object
-	text     string
-	hash     string
-	parsed   *vault.Parsed
-	warnings []string
-}
-
-// notePath checks the note path given as argument arg: clean, visible, a
-// Markdown note (".md" may be left out) that exists.
-func notePath(ctx context.Context, v *Vault, arg, raw string) (string, error) {
-	path, err := cleanArg(arg, raw)
-	if err != nil {
-		return "", err
-	}
-	if vault.IsHidden(path) {
-		return "", newError(KindNoteNotFound, map[string]any{"argument": arg},
-			"No note at %q: folders whose name starts with a dot are not part of the vault.", path)
-	}
-	if vault.IsNotePath(path) {
-		return path, nil
-	}
-	if _, err := v.Store.Stat(ctx, path+".md"); err == nil {
-		return path + ".md", nil // "a note may be named without .md"
-	}
-	if _, err := v.Store.Stat(ctx, path); err == nil {
-		return "", newError(KindNotMarkdown, map[string]any{"argument": arg},
-			"%s is not a Markdown note: read it with read_attachment.", path)
-	}
-	return "", noNote(arg, raw)
-}
-
-// noNote is note-not-found for the path given as argument arg.
-func noNote(arg, path string) *Error {
-	return newError(KindNoteNotFound, map[string]any{"argument": arg},
-		"No note at %q (%s). Paths are vault-relative and case-sensitive: find the right one with list_notes or search.", path, arg)
-}
-
-// getNote reads the whole note at path (clean, a note path), at most max
-// bytes, mapping a missing note, and one over the parse limit, to their
-// kinds; tooLarge ends the message for the latter ("%s is bigger than the
-// N bytes this server <tooLarge>"). A note over a max below that limit is
-// store.ErrTooLarge.
-func (v *Vault) getNote(ctx context.Context, path string, max int64, tooLarge string) ([]byte, store.Object, error) {
-	data, obj, err := v.Store.Get(ctx, path, max)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil, obj, noNote("path", path)
-	case errors.Is(err, store.ErrTooLarge) && max >= v.maxNote():
-		return nil, obj, newError(KindUnsupported, map[string]any{"max_bytes": v.maxNote(), "argument": "path"},
-			"%s is bigger than the %d bytes this server %s.", path, v.maxNote(), tooLarge)
-	}
-	return data, obj, err
-}
-
-// loadNote reads and parses a note, mapping every failure to its kind.
-func loadNote(ctx context.Context, v *Vault, raw string) (*loadedNote, error) {
-	return loadNoteUpTo(ctx, v, raw, v.maxNote())
-}
-
-// loadNoteUpTo is loadNote for a note of at most max bytes: a bigger one,
-// when max is below the parse limit, is store.ErrTooLarge.
-func loadNoteUpTo(ctx context.Context, v *Vault, raw string, max int64) (*loadedNote, error) {
-	path, err := notePath(ctx, v, "path", raw)
-	if err != nil {
-		return nil, err
-	}
-	data, obj, err := v.getNote(ctx, path, max, "parses at once: read it by pages with read_note (offset)")
-	if err != nil {
-		return nil, err
-	}
-	ln := &loadedNote{obj: obj}
-	switch cerr := vault.Check(data); {
-	case errors.Is(cerr, vault.ErrBinary):
-		return nil, newError(KindNotMarkdown, map[string]any{"argument": "path"},
-			"%s has binary content, not Markdown text: read it with read_attachment if it is a file you need.", path)
-	case errors.Is(cerr, vault.ErrInvalidUTF8):
-		ln.warnings = append(ln.warnings, "the file is not valid UTF-8: invalid bytes are shown as U+FFFD")
-	}
-	ln.hash = hashOf(data)
-	ln.text = strings.ToValidUTF8(string(data), "\uFFFD")
-	ln.parsed = vault.Parse(obj.Path, data)
-	return ln, nil
 }
 
 // truncateText cuts s to at most max characters, preferring a paragraph

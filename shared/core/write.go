@@ -13,8 +13,6 @@ package core
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"math/rand/v2"
 	"strings"
@@ -42,16 +40,6 @@ const casRetries = 8
 // AsError is the tool error err stands for, as a tool call would report
 // it (for callers outside MCP, such as the CLI).
 func AsError(err error) *Error { return toError(err) }
-
-// ContentHash is the content_hash of a note's bytes, as read_note reports
-// it and the write tools' expected_hash takes it.
-func ContentHash(b []byte) string { return hashOf(b) }
-
-// hashOf is the content_hash of bytes.
-func hashOf(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
 
 // current is a note as read for a write.
 type current struct {
