@@ -9,7 +9,6 @@ package core
 import (
 	"context"
 	"errors"
-	"path"
 	"slices"
 	"strings"
 
@@ -18,69 +17,6 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
-
-// allows reports whether the caller whose view v is may see path.
-func (v *Vault) allows(p string) bool {
-	return v.scope == nil || v.scope.folders.Allows(p)
-}
-
-// historyOf returns the vault's history, or unsupported when it keeps none.
-func (v *Vault) historyOf(ctx context.Context) (history.Store, error) {
-	if v.History == nil {
-		return nil, newError(KindUnsupported, nil,
-			"This vault keeps no note history (the server runs with --history off): there are no past versions to read.")
-	}
-	if err := v.checkHistory(ctx); err != nil {
-		return nil, historyError("", "", "", err)
-	}
-	return v.History, nil
-}
-
-// checker is a history that can tell whether it keeps anything (an S3
-// bucket whose versioning is off keeps nothing).
-type checker interface {
-	Check(ctx context.Context) error
-}
-
-// checkHistory asks the history once (a history tool's first call, never
-// a write: a Lambda's cold start makes no call) whether it keeps versions.
-func (v *Vault) checkHistory(ctx context.Context) error {
-	c, ok := v.History.(checker)
-	st := v.state()
-	if !ok || st.historyChecked.Load() {
-		return nil
-	}
-	err := c.Check(ctx)
-	if err == nil {
-		st.historyChecked.Store(true)
-	}
-	return err
-}
-
-// historyError maps a history error to its kind.
-func historyError(arg, p, id string, err error) error {
-	switch {
-	case errors.Is(err, history.ErrNotFound):
-		return newError(KindNoteNotFound, map[string]any{"argument": arg},
-			"%s has no version %q (never kept, or pruned): list its versions with note_history.", p, id)
-	case errors.Is(err, history.ErrOff):
-		return newError(KindUnsupported, nil, "%s", strings.TrimPrefix(err.Error(), "history: "))
-	}
-	return err
-}
-
-// historyPath cleans a path argument of a history tool: a note's path, now
-// or before it was deleted or moved (".md" may be omitted).
-func historyPath(ctx context.Context, v *Vault, arg, raw string) (string, error) {
-	p, err := cleanArg(arg, raw)
-	if err != nil {
-		return "", err
-	}
-	if !vault.IsNotePath(p) && path.Ext(p) == "" {
-		p += ".md"
-	}
-	return notePath(ctx, v, arg, p)
-}
 
 // historyNote opens the vault of a history tool that only reads and cleans
 // its path argument (see historyPath).
@@ -91,22 +27,6 @@ func (s *Core) historyNote(ctx context.Context, va VaultArg, raw string) (*Vault
 	}
 	p, err := historyPath(ctx, v, "path", raw)
 	return v, p, err
-}
-
-// readVersion reads version id of the note at p, as the caller may see it.
-func (v *Vault) readVersion(ctx context.Context, p, id string) ([]byte, history.Version, error) {
-	h, err := v.historyOf(ctx)
-	if err != nil {
-		return nil, history.Version{}, err
-	}
-	data, ver, err := h.Read(ctx, p, id)
-	if err == nil && !v.allows(ver.Path) {
-		err = history.ErrNotFound
-	}
-	if err != nil {
-		return nil, history.Version{}, historyError("version", p, id, err)
-	}
-	return data, ver, nil
 }
 
 // NoteHistoryIn is the input of note_history.
@@ -153,51 +73,6 @@ func (s *Core) NoteHistory(ctx context.Context, in NoteHistoryIn) (*noteHistoryO
 	}
 	if out.More && len(page.Versions) > 0 {
 		out.NextAfter = page.Versions[len(page.Versions)-1].ID
-	}
-	return out, nil
-}
-
-// readNoteVersion answers read_note for a past version: the whole version
-// when it fits the response budget, else the page from in.Offset.
-func (s *Core) readNoteVersion(ctx context.Context, v *Vault, p string, in readNoteIn) (*readNoteOut, error) {
-	data, ver, err := v.readVersion(ctx, p, in.Version)
-	if err != nil {
-		return nil, err
-	}
-	n := vault.Parse(ver.Path, data).Note
-	out := &readNoteOut{
-		Path: ver.Path, Name: n.Name, Title: n.Title, ID: n.ID, Tags: nonNil(n.Tags), Aliases: n.Aliases,
-		Frontmatter: n.Frontmatter, Size: int64(len(data)), OutgoingLinks: []OutLink{},
-		Stat:        Stat{Size: int64(len(data)), Modified: ver.Time.UTC().Format("2006-01-02T15:04:05Z07:00")},
-		ContentHash: hashOf(data), Version: &ver,
-	}
-	if out.Frontmatter == nil {
-		out.Frontmatter = map[string]any{}
-	}
-	if in.Offset > int64(len(data)) {
-		return nil, newError(KindArgsInvalid, map[string]any{"argument": "offset", "size": len(data)},
-			"offset %d is past the end of the version (%d bytes).", in.Offset, len(data))
-	}
-	rest := data[in.Offset:]
-	if in.Length > 0 && in.Length < int64(len(rest)) {
-		rest = rest[:in.Length]
-	}
-	whole := in.Offset == 0 && len(rest) == len(data)
-	if whole && in.MaxLength > 0 {
-		if text, cut := truncateText(string(data), in.MaxLength); cut {
-			rest, whole = []byte(text), false
-		}
-	}
-	out.Offset = in.Offset
-	_, frame := render(out, 0)
-	avail := budgetOf(ctx) - frame - 64
-	end := len(rest)
-	if 2*len(rest)+len(rest)/2 > avail || !whole { // JSON escaping at most doubles a byte, twice over for the text copy
-		end = pageEnd(rest, max(avail, 256), in.Offset+int64(len(rest)) == int64(len(data)))
-	}
-	out.Content = string(rest[:end])
-	if next := in.Offset + int64(end); next < int64(len(data)) {
-		out.Truncated, out.NextOffset = true, &next
 	}
 	return out, nil
 }

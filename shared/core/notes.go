@@ -453,3 +453,48 @@ func (s *Core) ReadOutline(ctx context.Context, in readOutlineIn) (*readOutlineO
 	}
 	return out, nil
 }
+
+// readNoteVersion answers read_note for a past version: the whole version
+// when it fits the response budget, else the page from in.Offset.
+func (s *Core) readNoteVersion(ctx context.Context, v *Vault, p string, in readNoteIn) (*readNoteOut, error) {
+	data, ver, err := v.readVersion(ctx, p, in.Version)
+	if err != nil {
+		return nil, err
+	}
+	n := vault.Parse(ver.Path, data).Note
+	out := &readNoteOut{
+		Path: ver.Path, Name: n.Name, Title: n.Title, ID: n.ID, Tags: nonNil(n.Tags), Aliases: n.Aliases,
+		Frontmatter: n.Frontmatter, Size: int64(len(data)), OutgoingLinks: []OutLink{},
+		Stat:        Stat{Size: int64(len(data)), Modified: ver.Time.UTC().Format("2006-01-02T15:04:05Z07:00")},
+		ContentHash: hashOf(data), Version: &ver,
+	}
+	if out.Frontmatter == nil {
+		out.Frontmatter = map[string]any{}
+	}
+	if in.Offset > int64(len(data)) {
+		return nil, newError(KindArgsInvalid, map[string]any{"argument": "offset", "size": len(data)},
+			"offset %d is past the end of the version (%d bytes).", in.Offset, len(data))
+	}
+	rest := data[in.Offset:]
+	if in.Length > 0 && in.Length < int64(len(rest)) {
+		rest = rest[:in.Length]
+	}
+	whole := in.Offset == 0 && len(rest) == len(data)
+	if whole && in.MaxLength > 0 {
+		if text, cut := truncateText(string(data), in.MaxLength); cut {
+			rest, whole = []byte(text), false
+		}
+	}
+	out.Offset = in.Offset
+	_, frame := render(out, 0)
+	avail := budgetOf(ctx) - frame - 64
+	end := len(rest)
+	if 2*len(rest)+len(rest)/2 > avail || !whole { // JSON escaping at most doubles a byte, twice over for the text copy
+		end = pageEnd(rest, max(avail, 256), in.Offset+int64(len(rest)) == int64(len(data)))
+	}
+	out.Content = string(rest[:end])
+	if next := in.Offset + int64(end); next < int64(len(data)) {
+		out.Truncated, out.NextOffset = true, &next
+	}
+	return out, nil
+}

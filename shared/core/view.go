@@ -49,7 +49,7 @@ type vaultState struct {
 
 	locks          history.PathLocks // the writes' path locks (history.go)
 	historyOff     atomic.Bool       // the history said it keeps no versions (logged once)
-	historyChecked atomic.Bool       // the history said it keeps versions (historytools.go)
+	historyChecked atomic.Bool       // the history said it keeps versions (versions.go)
 	fetchState                       // ingest_url's Fetcher
 }
 
