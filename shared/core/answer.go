@@ -29,10 +29,8 @@ const (
 	maxQuotes        = 20
 	maxUnsupported   = 20 // unsupported claims listed (the judge is asked for at most 20 claims)
 	maxAnswerBytes   = 16_000
-	rerankExcerpt    = 1_000 // bytes of each candidate a reranker sees
-	listwiseExcerpt  = 400   // bytes of each candidate the LLM sees when it reranks
-	graphWeight      = 0.1   // link prior and tag prior weights, on a [0, 1] retrieval score
-	neighbourScore   = 0.3   // retrieval score a 1-hop neighbour of the top page enters with
+	graphWeight      = 0.1 // link prior and tag prior weights, on a [0, 1] retrieval score
+	neighbourScore   = 0.3 // retrieval score a 1-hop neighbour of the top page enters with
 	maxNeighbours    = 3
 	notCoveredAnswer = "No note in the vault matches this question, so the vault cannot answer it."
 )
@@ -47,12 +45,6 @@ type AnswerIn struct {
 	Expand            bool   `json:"expand,omitempty" jsonschema:"HyDE query expansion for better recall (one extra call)."`
 	UseGraph          bool   `json:"use_graph,omitempty" jsonschema:"Graph prior: boost well-linked notes and notes sharing the top hit's tags, and add the top page's linked neighbours."`
 	CheckFaithfulness bool   `json:"check_faithfulness,omitempty" jsonschema:"Add a groundedness self-check: the answer's claims judged against the passages (one extra call)."`
-}
-
-// PageRef is a page by path and title.
-type PageRef struct {
-	Path  string `json:"path"`
-	Title string `json:"title"`
 }
 
 // QuotedSpan is a verbatim quote from the text a page contributed.
@@ -191,13 +183,6 @@ func visibleCandidates(cs []Candidate) []Candidate {
 	return slices.DeleteFunc(cs, func(c Candidate) bool { return vault.IsHidden(c.Path) })
 }
 
-// rankedPage is a candidate read fresh from the store.
-type rankedPage struct {
-	Candidate
-	parsed    *vault.Parsed
-	neighbour bool // added by use_graph's 1-hop expansion
-}
-
 // graphPrior rescores candidates: the retrieval score normalised to [0, 1]
 // plus graphWeight times a link prior (log in-degree over the pool's
 // highest) plus graphWeight times the share of the top hit's tags the note
@@ -300,147 +285,6 @@ func choosePages(pages []rankedPage, limit int) []rankedPage {
 		}
 	}
 	return out
-}
-
-// loadPages reads and parses each candidate; a note that cannot be read
-// (deleted since indexing, binary, too large) is skipped.
-func loadPages(ctx context.Context, v *Vault, cat *vault.Catalog, cands []Candidate, neighbours map[string]bool) []rankedPage {
-	var out []rankedPage
-	for _, c := range cands {
-		if ctx.Err() != nil {
-			return nil
-		}
-		ln, err := loadNote(ctx, v, c.Path)
-		if err != nil {
-			continue
-		}
-		p := rankedPage{Candidate: c, parsed: ln.parsed, neighbour: neighbours[c.Path]}
-		if n, ok := cat.Note(c.Path); ok && n.Title != "" {
-			p.Title = n.Title
-		} else if p.Title == "" {
-			p.Title = ln.parsed.Note.Title
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-// bestPassages orders a page's passages: retrieval's best-matching ones
-// first, then the rest in document order.
-func (p rankedPage) bestPassages() []vault.Passage {
-	ps := p.parsed.Passages
-	out := make([]vault.Passage, 0, len(ps))
-	used := map[int]bool{}
-	for _, o := range p.Ordinals {
-		if o >= 0 && o < len(ps) && !used[o] {
-			out = append(out, ps[o])
-			used[o] = true
-		}
-	}
-	for _, x := range ps {
-		if !used[x.Ordinal] {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// rerankPages reorders pages by the hosted reranker, else by the LLM
-// listwise. On failure the order is kept and the error returned.
-func rerankPages(ctx context.Context, v *Vault, question string, pages []rankedPage) ([]rankedPage, error) {
-	if v.Reranker != nil {
-		docs := make([]string, len(pages))
-		for i, p := range pages {
-			docs[i] = p.Title + "\n" + excerptOf(p, rerankExcerpt)
-		}
-		scores, err := v.Reranker.Rerank(ctx, question, docs)
-		if err != nil {
-			return pages, err
-		}
-		if len(scores) != len(pages) {
-			return pages, fmt.Errorf("the reranker scored %d of %d pages", len(scores), len(pages))
-		}
-		idx := make([]int, len(pages))
-		for i := range idx {
-			idx[i] = i
-		}
-		sort.SliceStable(idx, func(a, b int) bool { return scores[idx[a]] > scores[idx[b]] })
-		return permute(pages, idx), nil
-	}
-	order, err := listwiseOrder(ctx, v.LLM, question, pages)
-	if err != nil {
-		return pages, err
-	}
-	return permute(pages, order), nil
-}
-
-func permute(pages []rankedPage, idx []int) []rankedPage {
-	out := make([]rankedPage, len(idx))
-	for i, j := range idx {
-		out[i] = pages[j]
-	}
-	return out
-}
-
-// excerptOf is a page's best passages, cut to n bytes.
-func excerptOf(p rankedPage, n int) string {
-	var b strings.Builder
-	for _, ps := range p.bestPassages() {
-		if b.Len() >= n {
-			break
-		}
-		b.WriteString(ps.Text)
-		b.WriteString("\n")
-	}
-	return strings.TrimSpace(clipBytes(b.String(), n))
-}
-
-// listwiseOrder asks the model to order the candidates and validates the
-// reply: ids in range, each once; ids it left out follow in their original
-// order. The result is a permutation of 0..len(pages)-1.
-func listwiseOrder(ctx context.Context, c llm.Chat, question string, pages []rankedPage) ([]int, error) {
-	nonce := newNonce()
-	var doc strings.Builder
-	for i, p := range pages {
-		fmt.Fprintf(&doc, "<<<CANDIDATE-%s id=%d path=%s title=%s>>>\n%s\n<<<END-%s>>>\n\n", nonce, i+1,
-			jsonString(p.Path), jsonString(p.Title), excerptOf(p, listwiseExcerpt), nonce)
-	}
-	system := `You rank candidate notes by how useful they are for answering a question, most useful first.
-` + dataRule + `
-Reply with one JSON object and nothing else: {"order": [<candidate ids, most useful first>]}`
-	var reply struct {
-		Order []json.Number `json:"order"`
-	}
-	msgs := []llm.Message{{Role: "system", Content: system}, {Role: "user", Content: "Question: " + question + "\n\nCandidates:\n\n" + doc.String()}}
-	_, err := askJSON(ctx, c, msgs, 400, func(b []byte) error {
-		reply.Order = nil
-		if err := strictDecode(b, &reply); err != nil {
-			return err
-		}
-		if len(reply.Order) == 0 {
-			return errors.New(`"order" is missing or empty`)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	seen := make([]bool, len(pages))
-	var order []int
-	for _, n := range reply.Order {
-		id, err := strconv.Atoi(string(n))
-		if err != nil || id < 1 || id > len(pages) || seen[id-1] {
-			continue
-		}
-		seen[id-1] = true
-		order = append(order, id-1)
-	}
-	for i := range pages {
-		if !seen[i] {
-			order = append(order, i)
-		}
-	}
-	return order, nil
 }
 
 // ctxPassage is one numbered passage shown to the model.

@@ -652,3 +652,9 @@ func underAny(t string, set []string) bool {
 	}
 	return false
 }
+
+// PageRef is a page by path and title.
+type PageRef struct {
+	Path  string `json:"path"`
+	Title string `json:"title"`
+}
