@@ -498,3 +498,14 @@ func (s *Core) readNoteVersion(ctx context.Context, v *Vault, p string, in readN
 	}
 	return out, nil
 }
+
+// summaries are the list shapes of notes, with their provenance.
+func (s *Core) summaries(notes []vault.Note, metadata bool) []NoteSummary {
+	now := s.now()
+	out := make([]NoteSummary, len(notes))
+	for i, n := range notes {
+		out[i] = summaryOf(n)
+		out[i].Provenance = noteProvenance(n, now, metadata)
+	}
+	return out
+}

@@ -63,24 +63,3 @@ func expiry(v any) (time.Time, bool) {
 	}
 	return time.Time{}, false
 }
-
-// withProvenance fills the provenance of hits from cat.
-func (s *Core) withProvenance(cat *vault.Catalog, hits []SearchHit, metadata bool) {
-	now := s.now()
-	for i := range hits {
-		if n, ok := cat.Note(hits[i].Path); ok {
-			hits[i].Provenance = noteProvenance(n, now, metadata)
-		}
-	}
-}
-
-// summaries are the list shapes of notes, with their provenance.
-func (s *Core) summaries(notes []vault.Note, metadata bool) []NoteSummary {
-	now := s.now()
-	out := make([]NoteSummary, len(notes))
-	for i, n := range notes {
-		out[i] = summaryOf(n)
-		out[i].Provenance = noteProvenance(n, now, metadata)
-	}
-	return out
-}

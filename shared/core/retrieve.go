@@ -409,3 +409,18 @@ func sortCandidates(cs []Candidate) {
 		return cs[i].Path < cs[j].Path
 	})
 }
+
+// unitAdd adds vec, scaled to unit length, to sum.
+func unitAdd(sum, vec []float32) {
+	var n float64
+	for _, x := range vec {
+		n += float64(x) * float64(x)
+	}
+	if n == 0 {
+		return
+	}
+	inv := float32(1 / math.Sqrt(n))
+	for i, x := range vec {
+		sum[i] += x * inv
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -178,67 +177,6 @@ func expandQuery(ctx context.Context, v *Vault, query string) (string, error) {
 	return x, nil
 }
 
-// hitsOf turns candidates into search hits with a snippet of each note's
-// best passage, read fresh from the store (in parallel).
-func hitsOf(ctx context.Context, v *Vault, cat *vault.Catalog, cands []Candidate) []SearchHit {
-	out := make([]SearchHit, len(cands))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for i, c := range cands {
-		out[i] = SearchHit{Path: c.Path, Title: c.Title, Score: roundScore(c.Score), Heading: c.Heading}
-		if n, ok := cat.Note(c.Path); ok {
-			out[i].ID = n.ID
-		}
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			ord := -1
-			if len(c.Ordinals) > 0 {
-				ord = c.Ordinals[0]
-			}
-			out[i].Snippet = passageSnippet(ctx, v, c.Path, ord)
-		})
-	}
-	wg.Wait()
-	return out
-}
-
-// roundScore keeps scores readable (and stable across platforms' last bits).
-func roundScore(x float64) float64 { return math.Round(x*1e6) / 1e6 }
-
-// snippetBytes bounds a semantic hit's snippet.
-const snippetBytes = 240
-
-// passageSnippet is the start of passage ordinal of the note at path,
-// whitespace collapsed; the note's first passage when ordinal is gone
-// (the note changed), "" when the note cannot be read.
-func passageSnippet(ctx context.Context, v *Vault, path string, ordinal int) string {
-	ln, err := loadNote(ctx, v, path)
-	if err != nil {
-		return ""
-	}
-	ps := ln.parsed.Passages
-	if len(ps) == 0 {
-		return ""
-	}
-	text := ps[0].Text
-	for _, p := range ps {
-		if p.Ordinal == ordinal {
-			text = p.Text
-			break
-		}
-	}
-	return clipText(strings.Join(strings.Fields(text), " "), snippetBytes)
-}
-
-// clipText cuts s to at most n bytes at a rune boundary, marking the cut.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return clipBytes(s, n) + "…"
-}
-
 // RelatedNotes implements related_notes.
 func (s *Core) RelatedNotes(ctx context.Context, in RelatedIn) (*SemanticResult, error) {
 	v, cat, err := s.semanticVault(ctx, in.VaultArg)
@@ -307,21 +245,6 @@ func meanVector(vs map[string][]float32) []float32 {
 		return nil
 	}
 	return mean
-}
-
-// unitAdd adds vec, scaled to unit length, to sum.
-func unitAdd(sum, vec []float32) {
-	var n float64
-	for _, x := range vec {
-		n += float64(x) * float64(x)
-	}
-	if n == 0 {
-		return
-	}
-	inv := float32(1 / math.Sqrt(n))
-	for i, x := range vec {
-		sum[i] += x * inv
-	}
 }
 
 // normalize scales v to unit length; false when v is zero.
