@@ -2,9 +2,10 @@
 // references file B when A uses an identifier (a function, type, method,
 // field, variable or constant) declared in B. It prints, for each package,
 // its production files, lines, exported names (top-level names and the
-// exported methods of every named type), and the files of the largest
-// strongly connected component of that graph (the largest set of files that
-// all reach each other). A development tool, not shipped:
+// exported methods of every named type), the size of the largest strongly
+// connected component of that graph (the largest set of files that all
+// reach each other) and, largest first, the files of every component of
+// more than one file. A development tool, not shipped:
 //
 //	go run ./infra/devtools/filecycles ./shared/tools ./shared/core
 //
@@ -42,11 +43,41 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: filecycles PACKAGE...")
 		os.Exit(2)
 	}
-	args := append([]string{"list", "-export", "-deps", "-json"}, os.Args[1:]...)
+	ms, err := measure(os.Args[1:]...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for _, m := range ms {
+		fmt.Printf("%s: %d files, %d lines, %d exported names (top-level names and exported methods), largest cycle %d files\n",
+			m.Path, m.Files, m.Lines, m.Exported, len(m.Largest()))
+		for _, c := range m.Cycles {
+			fmt.Printf("  %s\n", strings.Join(c, " "))
+		}
+	}
+}
+
+// measured is one package's figures.
+type measured struct {
+	Path                   string
+	Files, Lines, Exported int
+	Cycles                 [][]string // the components of more than one file, largest first, each sorted
+}
+
+// Largest is the largest cycle's files (none when no files reach each other).
+func (m measured) Largest() []string {
+	if len(m.Cycles) == 0 {
+		return nil
+	}
+	return m.Cycles[0]
+}
+
+// measure measures the packages the patterns name.
+func measure(patterns ...string) ([]measured, error) {
+	args := append([]string{"list", "-export", "-deps", "-json"}, patterns...)
 	out, err := exec.Command("go", args...).Output()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "go list:", err)
-		os.Exit(1)
+		return nil, fmt.Errorf("go list: %w", err)
 	}
 	exports := map[string]string{}
 	var targets []listed
@@ -56,30 +87,32 @@ func main() {
 		if err := dec.Decode(&p); err == io.EOF {
 			break
 		} else if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
+			return nil, err
 		}
 		exports[p.ImportPath] = p.Export
 		if !p.DepOnly {
 			targets = append(targets, p)
 		}
 	}
+	var ms []measured
 	for _, p := range targets {
-		if err := report(p, exports); err != nil {
-			fmt.Fprintf(os.Stderr, "%s: %v\n", p.ImportPath, err)
-			os.Exit(1)
+		m, err := report(p, exports)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.ImportPath, err)
 		}
+		ms = append(ms, m)
 	}
+	return ms, nil
 }
 
-func report(p listed, exports map[string]string) error {
+func report(p listed, exports map[string]string) (measured, error) {
 	fset := token.NewFileSet()
 	var files []*ast.File
 	lines := 0
 	for _, name := range p.GoFiles {
 		f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
 		if err != nil {
-			return err
+			return measured{}, err
 		}
 		files = append(files, f)
 		lines += fset.File(f.Pos()).LineCount()
@@ -94,7 +127,7 @@ func report(p listed, exports map[string]string) error {
 	info := &types.Info{Uses: map[*ast.Ident]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{}}
 	pkg, err := (&types.Config{Importer: imp}).Check(p.ImportPath, fset, files, info)
 	if err != nil {
-		return err
+		return measured{}, err
 	}
 	exported := 0
 	for _, name := range pkg.Scope().Names() {
@@ -137,20 +170,16 @@ func report(p listed, exports map[string]string) error {
 	for _, f := range files {
 		names = append(names, fileOf(f.Pos()))
 	}
-	scc := largestSCC(names, edges)
-	fmt.Printf("%s: %d files, %d lines, %d exported names (top-level names and exported methods), largest cycle %d files\n",
-		p.ImportPath, len(files), lines, exported, len(scc))
-	if len(scc) > 1 {
-		fmt.Printf("  %s\n", strings.Join(scc, " "))
-	}
-	return nil
+	return measured{Path: p.ImportPath, Files: len(files), Lines: lines, Exported: exported, Cycles: cycles(names, edges)}, nil
 }
 
-// largestSCC is Tarjan's algorithm; it returns the biggest component, sorted.
-func largestSCC(nodes []string, edges map[string]map[string]bool) []string {
+// cycles is Tarjan's algorithm; it returns the strongly connected
+// components of more than one node, largest first, each sorted.
+func cycles(nodes []string, edges map[string]map[string]bool) [][]string {
 	index, low := map[string]int{}, map[string]int{}
 	on := map[string]bool{}
-	var stack, best []string
+	var stack []string
+	var comps [][]string
 	n := 0
 	var visit func(v string)
 	visit = func(v string) {
@@ -177,8 +206,9 @@ func largestSCC(nodes []string, edges map[string]map[string]bool) []string {
 					break
 				}
 			}
-			if len(comp) > len(best) {
-				best = comp
+			if len(comp) > 1 {
+				sort.Strings(comp)
+				comps = append(comps, comp)
 			}
 		}
 	}
@@ -188,6 +218,6 @@ func largestSCC(nodes []string, edges map[string]map[string]bool) []string {
 			visit(v)
 		}
 	}
-	sort.Strings(best)
-	return best
+	sort.SliceStable(comps, func(i, j int) bool { return len(comps[i]) > len(comps[j]) })
+	return comps
 }
