@@ -252,3 +252,18 @@ type Coverable interface{ Covered() *Coverage }
 
 // Covered gives the doors the embedded Coverage of any answer.
 func (c *Coverage) Covered() *Coverage { return c }
+
+// budgetOf is the response budget a handler that fits its own answer (a
+// page) has in the call in ctx: what the core adds afterwards (coverage)
+// is kept aside.
+func budgetOf(ctx context.Context) int {
+	b := DefaultMaxResponseBytes
+	if c := callFrom(ctx); c != nil && c.budget > 0 {
+		b = c.budget
+	}
+	return b - coverageReserve
+}
+
+// coverageReserve bounds what Coverage's indexing and unindexed add to a
+// result, both copies.
+const coverageReserve = 512

@@ -131,3 +131,31 @@ func hashOf(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// catalogNote finds a note in the catalog by a path argument, mapping
+// failures to path-invalid, not-markdown or note-not-found.
+func catalogNote(cat *vault.Catalog, raw string) (vault.Note, error) {
+	path, err := cleanArg("path", raw)
+	if err != nil {
+		return vault.Note{}, err
+	}
+	if vault.IsHidden(path) {
+		return vault.Note{}, newError(KindNoteNotFound, map[string]any{"argument": "path"},
+			"No note at %q: folders whose name starts with a dot are not part of the vault.", path)
+	}
+	if !vault.IsNotePath(path) {
+		if n, ok := cat.Note(path + ".md"); ok {
+			return n, nil
+		}
+		if _, ok := cat.Attachment(path); ok {
+			return vault.Note{}, newError(KindNotMarkdown, map[string]any{"argument": "path"},
+				"%s is a file, not a Markdown note: this tool works on notes (read_attachment reads files).", path)
+		}
+		return vault.Note{}, noNote("path", raw)
+	}
+	n, ok := cat.Note(path)
+	if !ok {
+		return vault.Note{}, noNote("path", raw)
+	}
+	return n, nil
+}

@@ -35,15 +35,6 @@ func summaryOf(n vault.Note) NoteSummary {
 		Modified: n.Modified.UTC().Format(time.RFC3339), Size: n.Size, ID: n.ID}
 }
 
-// Paged is the shape of every paginated list.
-type Paged[T any] struct {
-	Coverage
-	Items  []T `json:"items"`
-	Total  int `json:"total"`
-	Offset int `json:"offset"`
-	Limit  int `json:"limit"`
-}
-
 type listNotesIn struct {
 	VaultArg
 	Page
@@ -353,21 +344,6 @@ func pageMeta(ctx context.Context, v *Vault, cat *vault.Catalog, path string) (v
 	n := vault.Parse(path, head).Note
 	return n, []string{"title, tags and frontmatter come from the first 64 KB of the note (it is not indexed at this version)"}, nil
 }
-
-// budgetOf is the response budget a handler that fits its own answer (a
-// page) has in the call in ctx: what the core adds afterwards (coverage)
-// is kept aside.
-func budgetOf(ctx context.Context) int {
-	b := DefaultMaxResponseBytes
-	if c := callFrom(ctx); c != nil && c.budget > 0 {
-		b = c.budget
-	}
-	return b - coverageReserve
-}
-
-// coverageReserve bounds what Coverage's indexing and unindexed add to a
-// result, both copies.
-const coverageReserve = 512
 
 func nonNil(s []string) []string {
 	if s == nil {

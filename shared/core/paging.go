@@ -18,3 +18,12 @@ func page[T any](items []T, p Page) (out []T, total int) {
 
 // Paginate cuts one page out of items and reports the total.
 func Paginate[T any](items []T, p Page) ([]T, int) { return page(items, p) }
+
+// Paged is the shape of every paginated list.
+type Paged[T any] struct {
+	Coverage
+	Items  []T `json:"items"`
+	Total  int `json:"total"`
+	Offset int `json:"offset"`
+	Limit  int `json:"limit"`
+}
