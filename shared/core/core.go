@@ -1,11 +1,17 @@
 // Package core is Sheaf's protocol-free core, which every door (the MCP
 // tools, the shell commands) calls: the vaults a deployment serves and
 // each caller's scoped view of them (view.go), note loading and paged
-// reads (notes.go, notepage.go), compare-and-swap writes with the trash
-// and the ledger (write*.go), retrieval and fusion (retrieve.go,
-// lexical.go), cursors, the error kinds (errors.go) and what an answer
-// must say of its coverage (coverage.go). It never imports an MCP
-// library (TestNoProtocol).
+// reads (noteload.go, notes.go, notepage.go), compare-and-swap writes with
+// the trash and the ledger (write*.go), past versions (versions.go),
+// retrieval and fusion (retrieve.go, lexical.go, rerank.go, hits.go),
+// cursors, the error kinds (errors.go) and what an answer must say of its
+// coverage (coverage.go). It never imports an MCP library (TestNoProtocol).
+//
+// Its files are layered: the vault, views, calls and errors; note loading,
+// writes and past versions; asking a model, retrieval and hits; then the
+// tools' files. A lower file never reaches up into a tool's file: a helper
+// several tools share moves down (docs/architecture.md; TestCoreStaysLayered
+// in infra/devtools/filecycles).
 package core
 
 import (
