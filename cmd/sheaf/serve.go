@@ -63,7 +63,9 @@ function beside it.`,
 			return err
 		}
 		if cfg.HTTP == "" {
-			// The vault's loads start once initialize is answered.
+			// The vault's loads start once initialize is answered (or
+			// soon anyway, for a client that sends something else first).
+			time.AfterFunc(beginAfter, o.Begin)
 			return mcphttp.ServeStdio(ctx, srv, os.Stdin, &afterFirstWrite{w: os.Stdout, fn: o.Begin})
 		}
 		o.Begin()
@@ -133,6 +135,10 @@ func openVault(ctx context.Context, cfg *config.Config, log *slog.Logger) (*core
 	l.Start(ctx, cfg.NoWatch)
 	return l.Vault, o, l.Close, nil
 }
+
+// beginAfter is when a stdio server begins its vault's loads if it has
+// not answered initialize by then.
+const beginAfter = 200 * time.Millisecond
 
 // afterFirstWrite calls fn once its first write (a server's answer to
 // initialize) has reached w.
