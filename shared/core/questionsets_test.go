@@ -160,8 +160,6 @@ type setRun struct {
 type poolKey struct {
 	feedback textindex.Feedback
 	pool     int
-	expand   textindex.Expansion
-	bm25     textindex.BM25
 }
 
 // lexCand is a note of the lexical pool: its index hit and what the
@@ -222,7 +220,7 @@ func measureSet(t *testing.T, set evalSet, emb embed.Embedder) *setRun {
 // pools are the lexical lane's pools of every question with the pool
 // settings of ao, measured the first time they are asked for.
 func (r *setRun) pools(t *testing.T, ao textindex.AskOptions) [][]lexCand {
-	key := poolKey{ao.Feedback, ao.Pool, ao.Expand, ao.BM25}
+	key := poolKey{ao.Feedback, ao.Pool}
 	if p, ok := r.lex[key]; ok {
 		return p
 	}
@@ -381,10 +379,6 @@ func cvParams() []rank.Param {
 		grid("stage", w.Stage, 0, 0.3, 0.6, 1, 2),
 		grid("body", w.Body, 0, 0.3, 1),
 		grid("pool", float64(d.Ask.Pool), 100),
-		grid("k1", orDefault(d.Ask.BM25.K1, 1.2), 0.6, 2),
-		grid("b", orDefault(d.Ask.BM25.B, 0.75), 0.3, 1),
-		grid("synonyms", d.Ask.Expand.Synonyms, 0, 0.1, 0.3),
-		grid("hypernyms", d.Ask.Expand.Hypernyms, 0, 0.1, 0.3),
 	}
 }
 
@@ -397,24 +391,7 @@ func paramsOf(x []float64) rank.Params {
 	p.Ask.Feedback = feedbacks[int(x[10])]
 	w.Stage, w.Body = x[11], x[12]
 	p.Ask.Pool = int(x[13])
-	// The BM25 defaults as zero, so that they measure the pool once.
-	p.Ask.BM25 = textindex.BM25{K1: zeroIf(x[14], 1.2), B: zeroIf(x[15], 0.75)}
-	p.Ask.Expand = textindex.Expansion{Synonyms: x[16], Hypernyms: x[17]}
 	return p
-}
-
-func orDefault(v, d float64) float64 {
-	if v == 0 {
-		return d
-	}
-	return v
-}
-
-func zeroIf(v, d float64) float64 {
-	if v == d {
-		return 0
-	}
-	return v
 }
 
 // TestQuestionSets measures every lane on every set in one run and

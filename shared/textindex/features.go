@@ -52,27 +52,11 @@ type Feedback struct {
 	Weight       float64
 }
 
-// Expansion adds to an English question the words WordNet relates to its
-// words (RelatedEN): synonyms with weight Synonyms, hypernyms with weight
-// Hypernyms (0: none), as feedback words are added (they find notes of
-// their own and count in the body and passage BM25, not in the shares).
-type Expansion struct {
-	Synonyms, Hypernyms float64
-}
-
-// BM25 are the saturation (K1) and length normalisation (B) of the body
-// and passage features; zero means 1.2 and 0.75.
-type BM25 struct {
-	K1, B float64
-}
-
 // AskOptions tune the question lane of adapters that measure Features.
 // The zero value means DefaultAsk.
 type AskOptions struct {
 	Weights  Weights
 	Feedback Feedback
-	Expand   Expansion
-	BM25     BM25
 	// Pool is how many notes, from the top of the first-stage BM25
 	// ranking, are measured and ranked by Weights (at least the page).
 	Pool int

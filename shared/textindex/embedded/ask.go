@@ -61,11 +61,7 @@ func (ix *Index) Ask(ctx context.Context, q textindex.Question, opts textindex.O
 	if ao.IsZero() {
 		ao = textindex.DefaultAsk
 	}
-	extra, err := ix.expand(ctx, q, terms, ao.Expand, st)
-	if err != nil {
-		return textindex.Result{}, fmt.Errorf("embedded: ask: %w", err)
-	}
-	res, err := ix.ask(ctx, terms, extra, expr, opts.Filter, ao, limit, offset, st)
+	res, err := ix.ask(ctx, terms, expr, opts.Filter, ao, limit, offset, st)
 	if err != nil {
 		if sqliteCode(err) == sqliteError {
 			slog.Debug("embedded: malformed question expression", "match", expr, "err", err)
@@ -74,74 +70,6 @@ func (ix *Index) Ask(ctx context.Context, q textindex.Question, opts textindex.O
 		return textindex.Result{}, fmt.Errorf("embedded: ask: %w", err)
 	}
 	return res, nil
-}
-
-// bm25Params are o's K1 and B, or 1.2 and 0.75 where zero.
-func bm25Params(o textindex.BM25) (k1, b float64) {
-	k1, b = bm25K1, bm25B
-	if o.K1 > 0 {
-		k1 = o.K1
-	}
-	if o.B > 0 {
-		b = min(o.B, 1)
-	}
-	return k1, b
-}
-
-// expand returns the words WordNet relates to an English question's words
-// (textindex.RelatedEN), weighted as e says, other than the question's
-// own: each found in the index, in at most half of the notes. A question
-// is English when DetectLang says so, or says nothing (short questions)
-// and the vault has English notes.
-func (ix *Index) expand(ctx context.Context, q textindex.Question, terms []askTerm, e textindex.Expansion, st vaultStats) ([]askTerm, error) {
-	english := q.Lang == textindex.English || (q.Lang == "" && slices.Contains(st.langs, textindex.English))
-	if !english || (e.Synonyms <= 0 && e.Hypernyms <= 0) {
-		return nil, nil
-	}
-	n := st.notes
-	have := map[string]bool{}
-	for _, t := range terms {
-		for _, alt := range t.alts {
-			have[strings.Join(alt, " ")] = true
-		}
-	}
-	var stem textindex.Stemmer
-	var out []askTerm
-	add := func(stems []string, weight float64) error {
-		if weight <= 0 {
-			return nil
-		}
-		for _, s := range stems {
-			tok := fold(s)
-			if have[tok] {
-				continue
-			}
-			have[tok] = true
-			df, err := ix.docFreq(ctx, tok)
-			if err != nil {
-				return err
-			}
-			if df == 0 || 2*df > n {
-				continue
-			}
-			idf := math.Log((float64(n) - float64(df) + 0.5) / (float64(df) + 0.5))
-			out = append(out, askTerm{pos: -1, alts: [][]string{{tok}}, idf: max(idf, 1e-6), weight: weight})
-		}
-		return nil
-	}
-	for _, w := range q.Words {
-		if w.Unspaced {
-			continue
-		}
-		r := textindex.RelatedEN(stem.Stem(textindex.English, w.Text))
-		if err := add(r.Synonyms, e.Synonyms); err != nil {
-			return nil, err
-		}
-		if err := add(r.Hypernyms, e.Hypernyms); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 // askTerm is one word of a question: its alternatives (the word stemmed in

@@ -28,11 +28,9 @@ type askNote struct {
 }
 
 // ask ranks the notes matching expr: the first ao.Pool by FTS5's rank are
-// measured and scored; with extra words (the question's expansion) or
-// feedback, the notes those words find join the pool and every note is
-// measured again with them; the page
+// measured and scored, with feedback when ao asks for it, and the page
 // [offset, offset+limit) of that ranking is returned.
-func (ix *Index) ask(ctx context.Context, terms, extra []askTerm, expr string, f textindex.Filter, ao textindex.AskOptions, limit, offset int, st vaultStats) (textindex.Result, error) {
+func (ix *Index) ask(ctx context.Context, terms []askTerm, expr string, f textindex.Filter, ao textindex.AskOptions, limit, offset int, st vaultStats) (textindex.Result, error) {
 	where, args := filterSQL(f)
 	from := ` FROM stems_fts`
 	if where != "" {
@@ -63,46 +61,44 @@ func (ix *Index) ask(ctx context.Context, terms, extra []askTerm, expr string, f
 	// weights, so the two can be tuned apart.
 	lead := slices.Clone(notes[:min(ao.Feedback.Notes, len(notes))])
 	for _, n := range notes {
-		n.measure(terms, st.avgTerms, ao)
+		n.measure(terms, st.avgTerms, ao.Weights)
 	}
 	sortAsk(notes)
-	more := slices.Clone(extra)
 	if fb := ao.Feedback; fb.Notes > 0 && fb.Terms > 0 && fb.Weight > 0 && len(lead) > 0 {
-		fbt, err := ix.feedbackTerms(ctx, slices.Concat(terms, extra), lead, fb, st.notes)
+		more, err := ix.feedbackTerms(ctx, terms, lead, fb, st.notes)
 		if err != nil {
 			return textindex.Result{}, err
 		}
-		more = append(more, fbt...)
-	}
-	if len(more) > 0 {
-		all := slices.Concat(terms, more)
-		// The added words find notes of their own: a second first
-		// stage over every word, whose new notes join the pool.
-		r.args[0] = askExpr(all)
-		again, _, err := r.rankIn(ctx, "stems_fts", pool, 0)
-		if err != nil {
-			return textindex.Result{}, err
-		}
-		have := make(map[int64]bool, len(notes))
-		for _, n := range notes {
-			have[n.id] = true
-		}
-		for _, rn := range again {
-			if have[rn.id] {
-				continue
-			}
-			n, err := ix.loadAskNote(ctx, rn.id)
+		if len(more) > 0 {
+			all := slices.Concat(terms, more)
+			// The feedback words find notes of their own: a second first
+			// stage over every word, whose new notes join the pool.
+			r.args[0] = askExpr(all)
+			again, _, err := r.rankIn(ctx, "stems_fts", pool, 0)
 			if err != nil {
 				return textindex.Result{}, err
 			}
-			if !n.gone {
-				notes = append(notes, n)
+			have := make(map[int64]bool, len(notes))
+			for _, n := range notes {
+				have[n.id] = true
 			}
+			for _, rn := range again {
+				if have[rn.id] {
+					continue
+				}
+				n, err := ix.loadAskNote(ctx, rn.id)
+				if err != nil {
+					return textindex.Result{}, err
+				}
+				if !n.gone {
+					notes = append(notes, n)
+				}
+			}
+			for _, n := range notes {
+				n.measure(all, st.avgTerms, ao.Weights)
+			}
+			sortAsk(notes)
 		}
-		for _, n := range notes {
-			n.measure(all, st.avgTerms, ao)
-		}
-		sortAsk(notes)
 	}
 	res := textindex.Result{Total: total}
 	ns := askNeedles(terms)
@@ -184,18 +180,16 @@ func foldAll(toks []string) []string {
 	return toks
 }
 
-// measure sets n's features for terms and its score by ao's weights, with
-// ao's BM25 parameters. avgTerms is the vault's mean body length in index
-// terms.
-func (n *askNote) measure(terms []askTerm, avgTerms float64, ao textindex.AskOptions) {
-	k1, b := bm25Params(ao.BM25)
+// measure sets n's features for terms and its score by w. avgTerms is the
+// vault's mean body length in index terms.
+func (n *askNote) measure(terms []askTerm, avgTerms float64, w textindex.Weights) {
 	f := textindex.Features{Stage: n.stage}
 	most := 0.0 // the most a BM25 score over terms can be
 	share := 0.0
 	asked := terms // the question's own words, without feedback
 	for i, t := range terms {
 		if !t.pruned {
-			most += t.weight * t.idf * (k1 + 1)
+			most += t.weight * t.idf * (bm25K1 + 1)
 		}
 		if t.pos < 0 {
 			asked = terms[:i]
@@ -204,7 +198,7 @@ func (n *askNote) measure(terms []askTerm, avgTerms float64, ao textindex.AskOpt
 		share += t.idf
 	}
 	for _, t := range terms[len(asked):] {
-		most += t.weight * t.idf * (k1 + 1)
+		most += t.weight * t.idf * (bm25K1 + 1)
 	}
 	tf := make([]float64, len(terms)) // in the whole body
 	seen := make([]bool, len(terms))
@@ -222,12 +216,12 @@ func (n *askNote) measure(terms []askTerm, avgTerms float64, ao textindex.AskOpt
 				seen[j] = true
 			}
 		}
-		if s := bm25(terms, ptf, float64(len(sp.toks)), avgPassage, k1, b); s > bestScore {
+		if s := bm25(terms, ptf, float64(len(sp.toks)), avgPassage); s > bestScore {
 			bestScore, n.best = s, i
 		}
 	}
 	if most > 0 {
-		f.Body = bm25(terms, tf, float64(n.nterms), avgTerms, k1, b) / most
+		f.Body = bm25(terms, tf, float64(n.nterms), avgTerms) / most
 		f.Passage = max(bestScore, 0) / most
 	}
 	if n.best >= 0 {
@@ -240,7 +234,7 @@ func (n *askNote) measure(terms []askTerm, avgTerms float64, ao textindex.AskOpt
 		f.Matched = found(asked, nil, seen[:len(asked)]) / share
 	}
 	n.f = f
-	n.score = ao.Weights.Score(f)
+	n.score = w.Score(f)
 }
 
 // termFreqs counts each term's occurrences in toks (pruned terms too).
@@ -260,12 +254,12 @@ func termFreqs(terms []askTerm, toks []string) []float64 {
 
 // bm25 scores term frequencies tf in a text of n terms, avg the mean
 // length, each term weighted by its weight and idf; pruned terms count 0.
-func bm25(terms []askTerm, tf []float64, n, avg, k1, b float64) float64 {
-	norm := k1 * (1 - b + b*n/max(avg, 1))
+func bm25(terms []askTerm, tf []float64, n, avg float64) float64 {
+	norm := bm25K1 * (1 - bm25B + bm25B*n/max(avg, 1))
 	s := 0.0
 	for i, t := range terms {
 		if tf[i] > 0 && !t.pruned {
-			s += t.weight * t.idf * tf[i] * (k1 + 1) / (tf[i] + norm)
+			s += t.weight * t.idf * tf[i] * (bm25K1 + 1) / (tf[i] + norm)
 		}
 	}
 	return s
