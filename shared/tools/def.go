@@ -19,14 +19,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// hints are a tool's MCP annotations. Every tool states all four: mcp-go's
-// defaults are pessimistic and would mislead clients.
-type hints struct {
-	readOnly, destructive, idempotent, openWorld bool
-}
-
-var readOnly = hints{readOnly: true, idempotent: true}
-
 // Tool is one declared tool: what tools/list shows, its handler and its
 // Spec. Tool holds no schemas: Listed adds them, built on first use (a
 // server answers initialize before any tool's schema is needed).

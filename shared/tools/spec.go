@@ -46,3 +46,11 @@ func (sp Spec) check() {
 		panic(fmt.Sprintf("tool %s: it needs a provider, so its calls spend on the user's key: mark it Paid", sp.Name))
 	}
 }
+
+// hints are a tool's MCP annotations. Every tool states all four: mcp-go's
+// defaults are pessimistic and would mislead clients.
+type hints struct {
+	readOnly, destructive, idempotent, openWorld bool
+}
+
+var readOnly = hints{readOnly: true, idempotent: true}
