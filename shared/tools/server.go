@@ -19,6 +19,9 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/core"
 )
 
+// PaidCallsPerMinute is the spec's limit on paid tools, per identity.
+const PaidCallsPerMinute = 60
+
 // Server holds the vaults a deployment serves and implements every tool.
 type Server struct {
 	core    *core.Core
