@@ -5,7 +5,10 @@
 // schemas derived once from the core's argument and answer structs (see
 // define). What every call passes through is here too: strict argument
 // decoding, the access guard and proposals, the rate limit of paid tools,
-// the profiles, and the response budget. The transport is mcphttp.
+// the profiles, and the response budget. The transport is mcphttp. Its
+// files are in layers: the framework, one file per family, then
+// families.go and mcpserver.go; no file reaches up (docs/architecture.md;
+// TestToolsStayLayered in infra/devtools/filecycles).
 package tools
 
 import (
