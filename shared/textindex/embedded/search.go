@@ -233,17 +233,22 @@ func passageHit(h textindex.Hit, p passage, ns []needle) textindex.Hit {
 
 // passage is one stored passage.
 type passage struct {
-	ordinal                  int
-	heading, headingID, text string
-	toks                     []string // folded tokens of the heading path, "", the text
+	ordinal                         int
+	heading, headingID, hpath, text string // hpath: the cleaned heading path, one heading a line
+}
+
+// tokens returns the folded tokens of p's heading path, "" (a field
+// separator), then those of its text: what queryMatch matches.
+func (p passage) tokens() []string {
+	return append(append(foldedTokens(p.hpath), ""), foldedTokens(p.text)...)
 }
 
 // passageScan bounds the text read from one note to choose or match its
 // passages: passages after the first passageScan bytes are never a hit.
 const passageScan = 1 << 20
 
-// scanPassages calls fn with each passage of note id in order (with toks
-// set), up to passageScan bytes of text.
+// scanPassages calls fn with each passage of note id in order, up to
+// passageScan bytes of text.
 func (ix *Index) scanPassages(ctx context.Context, id, npass int64, fn func(passage)) error {
 	if npass <= 0 {
 		return nil
@@ -256,15 +261,11 @@ func (ix *Index) scanPassages(ctx context.Context, id, npass int64, fn func(pass
 	}
 	defer rows.Close()
 	for read := 0; read < passageScan && rows.Next(); {
-		var (
-			p     passage
-			hpath string
-		)
-		if err := rows.Scan(&p.ordinal, &p.heading, &p.headingID, &hpath, &p.text); err != nil {
+		var p passage
+		if err := rows.Scan(&p.ordinal, &p.heading, &p.headingID, &p.hpath, &p.text); err != nil {
 			return err
 		}
 		read += len(p.text)
-		p.toks = append(append(foldedTokens(hpath), ""), foldedTokens(p.text)...)
 		fn(p)
 	}
 	return errors.Join(rows.Err(), rows.Close())
@@ -281,8 +282,7 @@ func (ix *Index) bestPassage(ctx context.Context, id, npass int64, ns []needle) 
 		bestScore = score{-1, -1}
 	)
 	err := ix.scanPassages(ctx, id, npass, func(p passage) {
-		if s := scoreTokens(p.toks, ns); s.better(bestScore) {
-			p.toks = nil
+		if s := scorePassage(ns, p.hpath, p.text); s.better(bestScore) {
 			best, bestScore = p, s
 		}
 	})
@@ -298,10 +298,8 @@ func (ix *Index) matchingPassages(ctx context.Context, id, npass int64, qm query
 	}
 	var out []scored
 	err := ix.scanPassages(ctx, id, npass, func(p passage) {
-		if qm.matches(p.toks) {
-			s := scoreTokens(p.toks, ns)
-			p.toks = nil
-			out = append(out, scored{p, s})
+		if toks := p.tokens(); qm.matches(toks) {
+			out = append(out, scored{p, scoreTokens(toks, ns)})
 		}
 	})
 	if err != nil {
