@@ -40,9 +40,13 @@ import (
 //	  question          18.0 / 29.1      17.3 / 23.9
 //
 // A word in nearly every note costs ~2 µs of BM25 per matching note (60% of
-// it FTS5's per-row docsize lookup, a SQL statement each); cache_size,
-// mmap_size and temp_store on the readers, and a read transaction around
-// the search, did not measurably change that.
+// it FTS5's per-row docsize lookup, a SQL statement each); mmap_size and
+// temp_store on the readers, and a read transaction around the search, did
+// not measurably change that. A reader's page cache did change one thing:
+// with SQLite's default 2 MB, each search for two common words of the
+// generated 10k vault re-read about 80 pages from the file (pread); with
+// 32 MB, as the writer had, none (strace -c over 200 searches: 16,045
+// preads against 12).
 
 // corpus is a synthetic vault: pseudo-words drawn with a Zipf distribution
 // from a fixed-seed vocabulary, so runs are comparable.

@@ -283,3 +283,23 @@ func TestWriteStatementsOnFirstWrite(t *testing.T) {
 		t.Fatalf("search after the first write: %v, %+v", err, res)
 	}
 }
+
+// TestReadersKeepPages: a reader connection keeps as many pages as the
+// writer (32 MB), not SQLite's default 2 MB, which made every search for
+// common words re-read its pages from the file.
+func TestReadersKeepPages(t *testing.T) {
+	ix, err := Open(filepath.Join(t.TempDir(), "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	for name, db := range map[string]*sql.DB{"reader": ix.r, "writer": ix.w} {
+		var n int
+		if err := db.QueryRow(`PRAGMA cache_size`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != -32000 {
+			t.Errorf("%s: cache_size = %d, want -32000 (32 MB)", name, n)
+		}
+	}
+}
