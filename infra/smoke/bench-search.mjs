@@ -30,6 +30,10 @@ if (!vault) {
   console.error("set SHEAF_VAULT");
   process.exit(2);
 }
+if (!fs.existsSync(vault)) {
+  console.error(`no vault at ${vault}: make bench-search generates one (sheaf gen ${vault} --notes 10000)`);
+  process.exit(2);
+}
 const state = process.env.SHEAF_STATE ?? fs.mkdtempSync(path.join(os.tmpdir(), "sheaf-bench-state-"));
 const n = Number(process.env.SHEAF_BENCH_N ?? 200);
 const words = ["note", "project", "meeting", "idea", "research", "plan", "review", "design", "test", "data",
