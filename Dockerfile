@@ -17,7 +17,7 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/sheaf ./cmd/sheaf \
+RUN CGO_ENABLED=0 go build -trimpath -tags grpcnotrace -ldflags "-s -w -X main.version=${VERSION}" -o /out/sheaf ./cmd/sheaf \
  && mkdir -p /out/state /out/vault
 
 FROM gcr.io/distroless/static-debian12:nonroot

@@ -11,7 +11,7 @@ LAMBDA_OUT     ?= bin/lambda
 # Build tags of the functions. lambda.norpc drops the Go 1.x RPC runtime.
 # Add sheaf_noqdrant for a deployment without vectors (no semantic tools, or
 # a vector index reached some other way): it leaves out the Qdrant gRPC client
-# (4.5 MB of the MCP bootstrap, 11 MB of the indexer's); such a build refuses
+# (3.7 MB of the MCP bootstrap, 3.5 MB of the indexer's, arm64); such a build refuses
 # SHEAF_VECTORS=qdrant://... with a clear error. Comma- or space-separated:
 #   make build-McpFunction LAMBDA_TAGS=lambda.norpc,sheaf_noqdrant
 LAMBDA_TAGS    ?= lambda.norpc

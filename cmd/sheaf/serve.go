@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -46,7 +48,7 @@ function beside it.`,
 			}
 			cfg.HTTP = addr
 		}
-		v, closeVault, err := openVault(ctx, cfg, log)
+		v, o, closeVault, err := openVault(ctx, cfg, log)
 		if err != nil {
 			return err
 		}
@@ -61,8 +63,12 @@ function beside it.`,
 			return err
 		}
 		if cfg.HTTP == "" {
-			return mcphttp.ServeStdio(ctx, srv, os.Stdin, os.Stdout)
+			// The vault's loads start once initialize is answered (or
+			// soon anyway, for a client that sends something else first).
+			time.AfterFunc(beginAfter, o.Begin)
+			return mcphttp.ServeStdio(ctx, srv, os.Stdin, &afterFirstWrite{w: os.Stdout, fn: o.Begin})
 		}
+		o.Begin()
 		ln, err := listen(cfg.HTTP)
 		if err != nil {
 			return err
@@ -106,27 +112,46 @@ function beside it.`,
 	return cmd
 }
 
-// openVault wires the vault to serve and returns it with its closer
-// (config.Open). A folder is the local door's: this process indexes it and
+// openVault wires the vault to serve and returns it with what opened it
+// (config.OpenLazily: call Begin once initialize is answered) and its
+// closer. A folder is the local door's: this process indexes it and
 // (unless --no-watch) follows it. A vault another process indexes (a
 // bucket) is read through the catalog snapshot that process saves.
-func openVault(ctx context.Context, cfg *config.Config, log *slog.Logger) (*core.Vault, func() error, error) {
+func openVault(ctx context.Context, cfg *config.Config, log *slog.Logger) (*core.Vault, *config.Opened, func() error, error) {
 	o, err := config.OpenLazily(ctx, cfg, log)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if !o.Site.Indexes() {
 		if cw, ok := o.Site.Store.(conditionalWriter); ok {
 			checkConditionalWrites(ctx, cw, log)
 		}
-		return o.Vault, o.Close, nil
+		return o.Vault, o, o.Close, nil
 	}
 	l, err := local.Of(o, cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	l.Start(ctx, cfg.NoWatch)
-	return l.Vault, l.Close, nil
+	return l.Vault, o, l.Close, nil
+}
+
+// beginAfter is when a stdio server begins its vault's loads if it has
+// not answered initialize by then.
+const beginAfter = 200 * time.Millisecond
+
+// afterFirstWrite calls fn once its first write (a server's answer to
+// initialize) has reached w.
+type afterFirstWrite struct {
+	w    io.Writer
+	fn   func()
+	once sync.Once
+}
+
+func (a *afterFirstWrite) Write(p []byte) (int, error) {
+	n, err := a.w.Write(p)
+	a.once.Do(a.fn)
+	return n, err
 }
 
 // requestLimit is the request body limit: the flag, else what a write of

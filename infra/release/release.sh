@@ -46,7 +46,7 @@ build() {
 	[ "$os" = windows ] && ext=.exe
 	local dir="$DIST/build/sheaf_${VER}_${os}_${arch}"
 	mkdir -p "$dir"
-	CGO_ENABLED=0 GOOS=$os GOARCH=$arch "$GO" build -trimpath -ldflags "$LDFLAGS" -o "$dir/sheaf$ext" ./cmd/sheaf
+	CGO_ENABLED=0 GOOS=$os GOARCH=$arch "$GO" build -trimpath -tags grpcnotrace -ldflags "$LDFLAGS" -o "$dir/sheaf$ext" ./cmd/sheaf
 	cp LICENSE NOTICE README.md CHANGELOG.md "$DIST/build/THIRD_PARTY_LICENSES" "$dir/"
 	if [ "$os" = windows ]; then
 		(cd "$DIST/build" && zip -X -q -r "../sheaf_${VER}_${os}_${arch}.zip" "sheaf_${VER}_${os}_${arch}")

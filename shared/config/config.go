@@ -69,9 +69,10 @@ type Config struct {
 	// given reports whether a setting was given (see Given); nil before
 	// Flags. Neither this field nor a method of Config mentions pflag: the
 	// site registry puts Config's type in an interface, and in a program
-	// that calls methods by reflection (protobuf's formatter does, in the
-	// Lambda bootstraps) every exported method of what that type reaches
-	// is kept: pflag.FlagSet's pull in every pflag value type (0.26 MB).
+	// that calls methods by reflection (cmd/sheaf, through text/template;
+	// the Lambda bootstraps until protobuf v1.36.12) every exported method
+	// of what that type reaches is kept: pflag.FlagSet's pull in every
+	// pflag value type (0.26 MB).
 	given func(name string) bool
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,10 +16,15 @@ import (
 type heldSnapshots struct {
 	release chan struct{}
 	cat     *vault.Catalog
+	loads   atomic.Int32 // Loads started
 }
 
-func (h *heldSnapshots) Load(context.Context) (*vault.Catalog, error) { <-h.release; return h.cat, nil }
-func (h *heldSnapshots) Save(context.Context, *vault.Catalog) error   { return nil }
+func (h *heldSnapshots) Load(context.Context) (*vault.Catalog, error) {
+	h.loads.Add(1)
+	<-h.release
+	return h.cat, nil
+}
+func (h *heldSnapshots) Save(context.Context, *vault.Catalog) error { return nil }
 
 // live is a Site.Live as the folder site's: the indexer's status, and the
 // load of the saved catalog into it.
@@ -79,5 +85,45 @@ func TestOpenLazilyWaitsForTheCatalog(t *testing.T) {
 	}
 	if n := eager.Indexer.Catalog.Len(); n != 3 {
 		t.Errorf("Build's catalog: %d notes, want 3", n)
+	}
+}
+
+// TestOpenLazilyLoadsAfterBegin: a lazily opened vault reads nothing
+// before Begin (the server's answer to initialize comes first), and a call
+// that needs the catalog begins the load itself rather than wait forever.
+func TestOpenLazilyLoadsAfterBegin(t *testing.T) {
+	saved := vault.NewCatalog()
+	saved.Upsert(vault.Note{Path: "a.md"})
+	c := &Config{Search: "http://127.0.0.1:1", NoAudit: true}
+	snaps := &heldSnapshots{release: make(chan struct{}), cat: saved}
+	close(snaps.release)
+	o, err := build(t.Context(), c, &Site{Root: "r", ID: "v", Live: live, Snapshots: snaps}, slog.New(slog.DiscardHandler), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	time.Sleep(20 * time.Millisecond) // room for a load that should not start
+	if n := snaps.loads.Load(); n != 0 {
+		t.Fatalf("%d loads before Begin, want 0", n)
+	}
+	if st := o.Vault.Status(); st.State != "starting" {
+		t.Errorf("status before Begin: %q, want starting", st.State)
+	}
+	cat, err := o.Vault.Catalogs.Catalog(t.Context()) // begins
+	if err != nil || cat.Len() != 1 {
+		t.Fatalf("catalog: %v, %v; want 1 note", cat, err)
+	}
+	o.Begin() // again: a no-op
+	if n := snaps.loads.Load(); n != 1 {
+		t.Errorf("%d loads, want 1", n)
+	}
+
+	// Close begins and waits too: an unbegun vault closes.
+	idle, err := build(t.Context(), c, &Site{Root: "r", ID: "v", Live: live, Snapshots: snaps}, slog.New(slog.DiscardHandler), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := idle.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -2,46 +2,27 @@ package config
 
 import (
 	"context"
-	"sync"
 
 	"github.com/sheaf-dev/sheaf/shared/vectors"
 )
 
-var _ vectors.Index = (*lazyVectors)(nil)
+var _ vectors.Index = lazyVectors{}
 
 // lazyVectors is a vector index opened in the background: the embedded
 // one reads its whole file (tens of MB for a big vault), which a server
 // does not wait for before answering initialize. Every method waits for
 // the open (or for its context) and then answers as the index does, or
 // with the error that kept it from opening.
-type lazyVectors struct {
-	ready chan struct{} // closed once ix or err is set
-	ix    vectors.Index
-	err   error
-	once  sync.Once // Close
-}
+type lazyVectors struct{ *opening[vectors.Index] }
 
-// openVectorsLazily opens the index with open in a goroutine.
-func openVectorsLazily(open func() (vectors.Index, error)) *lazyVectors {
-	l := &lazyVectors{ready: make(chan struct{})}
-	go func() {
-		defer close(l.ready)
-		l.ix, l.err = open()
-	}()
-	return l
-}
-
-func (l *lazyVectors) index(ctx context.Context) (vectors.Index, error) {
-	select {
-	case <-l.ready:
-		return l.ix, l.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+// openVectorsLazily opens the index with open in a goroutine, once gate is
+// closed; begin closes it, and every method calls it before waiting.
+func openVectorsLazily(gate <-chan struct{}, begin func(), open func() (vectors.Index, error)) lazyVectors {
+	return lazyVectors{openInBackground(gate, begin, open)}
 }
 
 // Space implements vectors.Reader.
-func (l *lazyVectors) Space(ctx context.Context) (vectors.Space, error) {
+func (l lazyVectors) Space(ctx context.Context) (vectors.Space, error) {
 	ix, err := l.index(ctx)
 	if err != nil {
 		return vectors.Space{}, err
@@ -50,7 +31,7 @@ func (l *lazyVectors) Space(ctx context.Context) (vectors.Space, error) {
 }
 
 // Hashes implements vectors.Reader.
-func (l *lazyVectors) Hashes(ctx context.Context, path string) (map[string][]float32, error) {
+func (l lazyVectors) Hashes(ctx context.Context, path string) (map[string][]float32, error) {
 	ix, err := l.index(ctx)
 	if err != nil {
 		return nil, err
@@ -59,7 +40,7 @@ func (l *lazyVectors) Hashes(ctx context.Context, path string) (map[string][]flo
 }
 
 // Search implements vectors.Reader.
-func (l *lazyVectors) Search(ctx context.Context, query []float32, k int, f vectors.Filter) ([]vectors.Hit, error) {
+func (l lazyVectors) Search(ctx context.Context, query []float32, k int, f vectors.Filter) ([]vectors.Hit, error) {
 	ix, err := l.index(ctx)
 	if err != nil {
 		return nil, err
@@ -68,7 +49,7 @@ func (l *lazyVectors) Search(ctx context.Context, query []float32, k int, f vect
 }
 
 // SearchNotes implements vectors.Reader.
-func (l *lazyVectors) SearchNotes(ctx context.Context, query []float32, k int, f vectors.Filter) ([]vectors.Hit, error) {
+func (l lazyVectors) SearchNotes(ctx context.Context, query []float32, k int, f vectors.Filter) ([]vectors.Hit, error) {
 	ix, err := l.index(ctx)
 	if err != nil {
 		return nil, err
@@ -77,7 +58,7 @@ func (l *lazyVectors) SearchNotes(ctx context.Context, query []float32, k int, f
 }
 
 // Notes implements vectors.Reader.
-func (l *lazyVectors) Notes(ctx context.Context) (map[string]string, error) {
+func (l lazyVectors) Notes(ctx context.Context) (map[string]string, error) {
 	ix, err := l.index(ctx)
 	if err != nil {
 		return nil, err
@@ -86,7 +67,7 @@ func (l *lazyVectors) Notes(ctx context.Context) (map[string]string, error) {
 }
 
 // Reset implements vectors.Index.
-func (l *lazyVectors) Reset(ctx context.Context, sp vectors.Space) error {
+func (l lazyVectors) Reset(ctx context.Context, sp vectors.Space) error {
 	ix, err := l.index(ctx)
 	if err != nil {
 		return err
@@ -95,7 +76,7 @@ func (l *lazyVectors) Reset(ctx context.Context, sp vectors.Space) error {
 }
 
 // Upsert implements vectors.Index.
-func (l *lazyVectors) Upsert(ctx context.Context, points ...vectors.Point) error {
+func (l lazyVectors) Upsert(ctx context.Context, points ...vectors.Point) error {
 	ix, err := l.index(ctx)
 	if err != nil {
 		return err
@@ -104,7 +85,7 @@ func (l *lazyVectors) Upsert(ctx context.Context, points ...vectors.Point) error
 }
 
 // Delete implements vectors.Index.
-func (l *lazyVectors) Delete(ctx context.Context, paths ...string) error {
+func (l lazyVectors) Delete(ctx context.Context, paths ...string) error {
 	ix, err := l.index(ctx)
 	if err != nil {
 		return err
@@ -114,7 +95,7 @@ func (l *lazyVectors) Delete(ctx context.Context, paths ...string) error {
 
 // Flush writes the index to its file when it buffers writes (the embedded
 // one does).
-func (l *lazyVectors) Flush(ctx context.Context) error {
+func (l lazyVectors) Flush(ctx context.Context) error {
 	ix, err := l.index(ctx)
 	if err != nil {
 		return err
@@ -123,16 +104,4 @@ func (l *lazyVectors) Flush(ctx context.Context) error {
 		return f.Flush(ctx)
 	}
 	return nil
-}
-
-// Close waits for the open and closes the index.
-func (l *lazyVectors) Close() error {
-	<-l.ready
-	var err error
-	l.once.Do(func() {
-		if l.ix != nil {
-			err = l.ix.Close()
-		}
-	})
-	return err
 }

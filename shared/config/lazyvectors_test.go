@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 func TestLazyVectors(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "vectors.bin")
 	gate := make(chan struct{})
-	l := openVectorsLazily(func() (vectors.Index, error) {
+	l := openVectorsLazily(begun(), func() {}, func() (vectors.Index, error) {
 		<-gate
 		return vecembedded.Open(path)
 	})
@@ -48,11 +49,41 @@ func TestLazyVectors(t *testing.T) {
 		t.Fatalf("reopened: %v, %v", again, err)
 	}
 
-	bad := openVectorsLazily(func() (vectors.Index, error) { return nil, errors.New("disk on fire") })
+	bad := openVectorsLazily(begun(), func() {}, func() (vectors.Index, error) { return nil, errors.New("disk on fire") })
 	if _, err := bad.Notes(t.Context()); err == nil || err.Error() != "disk on fire" {
 		t.Errorf("a failed open: %v", err)
 	}
 	if err := bad.Close(); err != nil {
 		t.Errorf("closing a failed open: %v", err)
 	}
+}
+
+// TestLazyVectorsOpenOnBegin: the open waits for the gate, and the first
+// call begins it.
+func TestLazyVectorsOpenOnBegin(t *testing.T) {
+	gate := make(chan struct{})
+	var once sync.Once
+	opened := make(chan struct{})
+	l := openVectorsLazily(gate, func() { once.Do(func() { close(gate) }) }, func() (vectors.Index, error) {
+		close(opened)
+		return vecembedded.Open(filepath.Join(t.TempDir(), "vectors.bin"))
+	})
+	select {
+	case <-opened:
+		t.Fatal("opened before the gate")
+	case <-time.After(20 * time.Millisecond):
+	}
+	if _, err := l.Notes(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// begun is a gate that is open.
+func begun() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
 }

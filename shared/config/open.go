@@ -135,11 +135,20 @@ type Opened struct {
 	text    textindex.Index
 	vectors vectors.Index // nil without an embeddings provider
 	loaded  chan struct{} // closed once Indexer.Catalog is loaded (see OpenLazily)
+	begin   chan struct{} // closed by Begin: the lazy loads may start
+	once    sync.Once     // Begin
 }
 
 // Loaded returns a channel closed once the catalog is loaded: at once but
 // for a vault from OpenLazily. Use the Indexer only after it is closed.
 func (o *Opened) Loaded() <-chan struct{} { return o.loaded }
+
+// Begin lets the loads of a vault from OpenLazily start: a server calls it
+// once it has answered initialize, so that they do not compete with that
+// answer for the CPU. Whatever waits for a load (a tool's call, Close)
+// calls it first, so a load is never waited for without being begun.
+// Begin is idempotent; an eagerly opened vault has begun already.
+func (o *Opened) Begin() { o.once.Do(func() { close(o.begin) }) }
 
 // Open opens the site of c.Vault and builds the vault on it (Build).
 func Open(ctx context.Context, c *Config, log *slog.Logger) (*Opened, error) {
@@ -191,7 +200,10 @@ func build(ctx context.Context, c *Config, site *Site, log *slog.Logger, lazy bo
 			return nil, err
 		}
 	}
-	o := &Opened{Site: site, loaded: make(chan struct{})}
+	o := &Opened{Site: site, loaded: make(chan struct{}), begin: make(chan struct{})}
+	if !lazy {
+		o.Begin()
+	}
 	defer func() {
 		if err != nil {
 			o.release()
@@ -201,7 +213,7 @@ func build(ctx context.Context, c *Config, site *Site, log *slog.Logger, lazy bo
 	if id == "" {
 		id = site.ID
 	}
-	if o.text, err = openText(ctx, c, site, id); err != nil {
+	if o.text, err = openText(ctx, c, site, id, lazy, log); err != nil {
 		return nil, err
 	}
 	chat, rr, err := c.OpenLLM()
@@ -265,6 +277,7 @@ func build(ctx context.Context, c *Config, site *Site, log *slog.Logger, lazy bo
 	}
 	go func() {
 		defer close(o.loaded)
+		<-o.begin
 		loadCatalog()
 	}()
 	return o, nil
@@ -314,8 +327,10 @@ func (o *Opened) liveCatalog(ctx context.Context, c *Config, log *slog.Logger) (
 	return load
 }
 
-// await waits for the catalog to be loaded, or for ctx to end.
+// await begins the loads and waits for the catalog to be loaded, or for
+// ctx to end.
 func (o *Opened) await(ctx context.Context) error {
+	o.Begin()
 	select {
 	case <-o.loaded:
 		return nil
@@ -375,8 +390,10 @@ func (o *Opened) sharedCatalog(c *Config, onLambda bool) {
 }
 
 // openText opens the text index --search names: "embedded" (or "") is
-// the SQLite index on the site's disk, anything else a URL.
-func openText(ctx context.Context, c *Config, site *Site, id string) (textindex.Index, error) {
+// the SQLite index on the site's disk, anything else a URL. Lazily, the
+// embedded one is opened in the background (lazyText): an error opening
+// it is then logged and every call's.
+func openText(ctx context.Context, c *Config, site *Site, id string, lazy bool, log *slog.Logger) (textindex.Index, error) {
 	u := c.Search
 	if u == "" || u == "embedded" {
 		if site.Disk == "" {
@@ -384,11 +401,25 @@ func openText(ctx context.Context, c *Config, site *Site, id string) (textindex.
 		}
 		u = "embedded:" + filepath.ToSlash(filepath.Join(site.Disk, "index.db"))
 	}
-	ix, err := textindex.Open(ctx, u, textindex.Defaults{Name: "sheaf-" + id, APIKey: c.SearchKey})
-	if err != nil {
-		return nil, fmt.Errorf("opening the text index: %w", err)
+	open := func() (textindex.Index, error) {
+		ix, err := textindex.Open(ctx, u, textindex.Defaults{Name: "sheaf-" + id, APIKey: c.SearchKey})
+		if err != nil {
+			return nil, fmt.Errorf("opening the text index: %w", err)
+		}
+		return ix, nil
 	}
-	return ix, nil
+	if !lazy || !strings.HasPrefix(u, "embedded:") {
+		return open()
+	}
+	now := make(chan struct{})
+	close(now)
+	return lazyText{openInBackground(now, func() {}, func() (textindex.Index, error) {
+		ix, err := open()
+		if err != nil {
+			log.Error("the text index did not open; searches will fail", "err", err)
+		}
+		return ix, err
+	})}, nil
 }
 
 // openEmbeddings wires the embeddings provider and the vector index
@@ -423,7 +454,7 @@ func (o *Opened) openEmbeddings(ctx context.Context, c *Config, log *slog.Logger
 	var vec vectors.Index
 	if lazy && strings.HasPrefix(u, "embedded:") {
 		// The embedded index reads its whole file: in the background.
-		vec = openVectorsLazily(func() (vectors.Index, error) {
+		vec = openVectorsLazily(o.begin, o.Begin, func() (vectors.Index, error) {
 			vec, err := open()
 			if err != nil {
 				log.Error("opening the vector index; semantic calls will fail", "err", err)
@@ -444,6 +475,7 @@ func (o *Opened) openEmbeddings(ctx context.Context, c *Config, log *slog.Logger
 // the history and the site. Stop what runs over the vault first.
 func (o *Opened) Close() error {
 	var errs []error
+	o.Begin()
 	<-o.loaded // Save reads the catalog
 	if o.Site.Indexes() {
 		errs = append(errs, o.Indexer.Save(context.Background()))

@@ -181,6 +181,7 @@ func (l *Vault) Start(ctx context.Context, noWatch bool) {
 // writing), then closes the vault (config.Opened.Close: the catalog saved,
 // so that the next start resumes where this one stopped).
 func (l *Vault) Close() error {
+	l.Begin() // Start's pass waits for the catalog
 	if l.stop != nil {
 		l.stop()
 		l.bg.Wait()
