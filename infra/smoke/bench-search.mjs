@@ -9,7 +9,11 @@
 //              delivers it (time spent in sheaf plus the pipe)
 //   again      callTool repeating the search just made (served from the
 //              server's ranking cache)
-// and the mean size of a response (JSON bytes, and of its text copy).
+// with, for each, the mean CPU time a call cost the server (its threads'
+// time from /proc, Linux only) and this client (process.cpuUsage), and the
+// mean size of a response (JSON bytes, and of its text copy). The first
+// three lanes take turns over the queries, so a busy moment of a shared
+// machine hits them alike.
 //
 //   SHEAF_BIN=bin/sheaf SHEAF_VAULT=/path/to/vault node bench-search.mjs
 //
