@@ -102,10 +102,13 @@ bench:
 	$(MAKE) bench-search
 
 # search through the official TypeScript SDK client on the 10k-note vault
-# the cmd/sheaf benchmarks generate in BENCH_VAULT (its index in a
-# temporary --state): p50/p95 of callTool, of the call without output-schema
-# validation, and of the raw response, and the response size.
+# the cmd/sheaf benchmarks use in BENCH_VAULT (generated first when missing:
+# `sheaf gen` with the benchmarks' seed; its index in a temporary --state):
+# p50/p95 of callTool, of the call without output-schema validation, and of
+# the raw response, the server's and the client's CPU time per call, and the
+# response size.
 bench-search: build
+	@test -d $(BENCH_VAULT) || $(BIN) gen $(BENCH_VAULT) --notes 10000 --seed 1
 	@test -d infra/smoke/node_modules || npm --prefix infra/smoke install --no-audit --no-fund --loglevel=error
 	SHEAF_BIN=$(CURDIR)/$(BIN) SHEAF_VAULT=$(BENCH_VAULT) node infra/smoke/bench-search.mjs 2>&1 | tee -a bench.txt
 
