@@ -120,7 +120,7 @@ bench-search: build
 bench-big: build
 	@test -d $(BIG_VAULT) || $(BIN) gen $(BIG_VAULT) --notes 100000
 	@test -d $(BIG_VAULT)-state || $(BIN) index --vault $(BIG_VAULT) --state $(BIG_VAULT)-state --quiet
-	SHEAF_BENCH_INGEST_NOTES=100000 $(GO) test -run '^$$' -bench 'BulkIngest/text=fts5/instances=1' -benchtime 1x -timeout 60m ./shared/s3events/ 2>-benchtime 1x -timeout 60m ./indexer/ 2>&1 | tee bench-big.txt1 | tee bench-big.txt
+	SHEAF_BENCH_INGEST_NOTES=100000 $(GO) test -run '^$$' -bench 'BulkIngest/text=fts5/instances=1' -benchtime 1x -timeout 60m ./shared/s3events/ 2>&1 | tee bench-big.txt
 	SHEAF_BENCH_VAULT=$(BIG_VAULT) SHEAF_BENCH_STATE=$(BIG_VAULT)-state $(GO) test -run '^$$' -bench 'Serve10k|CloudColdStart' -benchtime 1x -timeout 30m ./cmd/sheaf/ 2>&1 | tee -a bench-big.txt
 	SHEAF_BENCH_VAULT=$(BIG_VAULT) SHEAF_BENCH_STATE=$(BIG_VAULT)-state $(GO) test -run '^$$' -bench LambdaColdStart -benchtime 1x -timeout 30m ./functions/mcp/ 2>&1 | tee -a bench-big.txt
 	SHEAF_BENCH_LAMBDA_MEMORY=1024 SHEAF_BENCH_LAMBDA_CPU=0.58 SHEAF_BENCH_VAULT=$(BIG_VAULT) SHEAF_BENCH_STATE=$(BIG_VAULT)-state $(GO) test -run '^$$' -bench LambdaColdStart -benchtime 1x -timeout 30m ./functions/mcp/ 2>&1 | tee -a bench-big.txt
