@@ -102,10 +102,13 @@ bench:
 	$(MAKE) bench-search
 
 # search through the official TypeScript SDK client on the 10k-note vault
-# the cmd/sheaf benchmarks generate in BENCH_VAULT (its index in a
-# temporary --state): p50/p95 of callTool, of the call without output-schema
-# validation, and of the raw response, and the response size.
+# the cmd/sheaf benchmarks use in BENCH_VAULT (generated first when missing:
+# `sheaf gen` with the benchmarks' seed; its index in a temporary --state):
+# p50/p95 of callTool, of the call without output-schema validation, and of
+# the raw response, the server's and the client's CPU time per call, and the
+# response size.
 bench-search: build
+	@test -d $(BENCH_VAULT) || $(BIN) gen $(BENCH_VAULT) --notes 10000 --seed 1
 	@test -d infra/smoke/node_modules || npm --prefix infra/smoke install --no-audit --no-fund --loglevel=error
 	SHEAF_BIN=$(CURDIR)/$(BIN) SHEAF_VAULT=$(BENCH_VAULT) node infra/smoke/bench-search.mjs 2>&1 | tee -a bench.txt
 
@@ -117,7 +120,7 @@ bench-search: build
 bench-big: build
 	@test -d $(BIG_VAULT) || $(BIN) gen $(BIG_VAULT) --notes 100000
 	@test -d $(BIG_VAULT)-state || $(BIN) index --vault $(BIG_VAULT) --state $(BIG_VAULT)-state --quiet
-	SHEAF_BENCH_INGEST_NOTES=100000 $(GO) test -run '^$$' -bench 'BulkIngest/text=fts5/instances=1' -benchtime 1x -timeout 60m ./shared/s3events/ 2>-benchtime 1x -timeout 60m ./indexer/ 2>&1 | tee bench-big.txt1 | tee bench-big.txt
+	SHEAF_BENCH_INGEST_NOTES=100000 $(GO) test -run '^$$' -bench 'BulkIngest/text=fts5/instances=1' -benchtime 1x -timeout 60m ./shared/s3events/ 2>&1 | tee bench-big.txt
 	SHEAF_BENCH_VAULT=$(BIG_VAULT) SHEAF_BENCH_STATE=$(BIG_VAULT)-state $(GO) test -run '^$$' -bench 'Serve10k|CloudColdStart' -benchtime 1x -timeout 30m ./cmd/sheaf/ 2>&1 | tee -a bench-big.txt
 	SHEAF_BENCH_VAULT=$(BIG_VAULT) SHEAF_BENCH_STATE=$(BIG_VAULT)-state $(GO) test -run '^$$' -bench LambdaColdStart -benchtime 1x -timeout 30m ./functions/mcp/ 2>&1 | tee -a bench-big.txt
 	SHEAF_BENCH_LAMBDA_MEMORY=1024 SHEAF_BENCH_LAMBDA_CPU=0.58 SHEAF_BENCH_VAULT=$(BIG_VAULT) SHEAF_BENCH_STATE=$(BIG_VAULT)-state $(GO) test -run '^$$' -bench LambdaColdStart -benchtime 1x -timeout 30m ./functions/mcp/ 2>&1 | tee -a bench-big.txt

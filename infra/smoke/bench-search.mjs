@@ -9,7 +9,11 @@
 //              delivers it (time spent in sheaf plus the pipe)
 //   again      callTool repeating the search just made (served from the
 //              server's ranking cache)
-// and the mean size of a response (JSON bytes, and of its text copy).
+// with, for each, the mean CPU time a call cost the server (its threads'
+// time from /proc, Linux only) and this client (process.cpuUsage), and the
+// mean size of a response (JSON bytes, and of its text copy). The first
+// three lanes take turns over the queries, so a busy moment of a shared
+// machine hits them alike.
 //
 //   SHEAF_BIN=bin/sheaf SHEAF_VAULT=/path/to/vault node bench-search.mjs
 //
@@ -28,6 +32,10 @@ const bin = path.resolve(process.env.SHEAF_BIN ?? "bin/sheaf");
 const vault = process.env.SHEAF_VAULT;
 if (!vault) {
   console.error("set SHEAF_VAULT");
+  process.exit(2);
+}
+if (!fs.existsSync(vault)) {
+  console.error(`no vault at ${vault}: make bench-search generates one (sheaf gen ${vault} --notes 10000)`);
   process.exit(2);
 }
 const state = process.env.SHEAF_STATE ?? fs.mkdtempSync(path.join(os.tmpdir(), "sheaf-bench-state-"));
@@ -78,32 +86,62 @@ const lanes = {
   request: (args) => client.request({ method: "tools/call", params: { name: "search", arguments: args } }, CallToolResultSchema),
   raw,
 };
+const names = Object.keys(lanes);
 const times = { callTool: [], request: [], raw: [], again: [] };
-let bytes = 0, textBytes = 0;
-// One lane after the other over the same queries: a pair of words comes
-// back only after more other searches than the server's ranking cache
-// keeps (8), so these three time searches not made before.
-const query = (i) => ({ query: `${words[i % words.length]} ${words[(i * 7 + 3) % words.length]}` });
-for (const [lane, call] of Object.entries(lanes)) {
-  for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    const r = await call(query(i));
-    times[lane].push(performance.now() - t0);
-    const res = r.result ?? r;
-    if (res.isError) throw new Error(`search failed: ${JSON.stringify(res).slice(0, 300)}`);
-    if (lane === "raw") {
-      bytes += JSON.stringify(r).length;
-      textBytes += (res.content ?? []).reduce((s, c) => s + (c.text?.length ?? 0), 0);
+const cpu = { client: {}, server: {} }; // CPU ms summed per lane
+for (const lane of [...names, "again"]) cpu.client[lane] = cpu.server[lane] = 0;
+
+// serverCPU is the CPU time (ms) the server's threads have used so far:
+// what a call costs in the server, whatever else the machine is doing.
+const serverPid = transport.pid;
+function serverCPU() {
+  let ns = 0;
+  try {
+    for (const t of fs.readdirSync(`/proc/${serverPid}/task`)) {
+      try {
+        ns += Number(fs.readFileSync(`/proc/${serverPid}/task/${t}/schedstat`, "utf8").split(" ")[0]);
+      } catch {} // a thread that just ended
     }
+  } catch {
+    return NaN; // no /proc (not Linux)
+  }
+  return ns / 1e6;
+}
+// timed runs one call, adding its wall time and the client's and the
+// server's CPU time to lane's figures.
+async function timed(lane, call, args) {
+  const s0 = serverCPU();
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  const r = await call(args);
+  times[lane].push(performance.now() - t0);
+  const c = process.cpuUsage(c0);
+  cpu.client[lane] += (c.user + c.system) / 1000;
+  cpu.server[lane] += serverCPU() - s0;
+  return r;
+}
+
+let bytes = 0, textBytes = 0;
+// The lanes take turns over the same queries (so that a busy moment of a
+// shared machine hits them alike): query i goes to lane i % 3. A pair of
+// words comes back only after 20 other searches, more than the server's
+// ranking cache keeps (8), so these three time searches not made just before.
+const query = (i) => ({ query: `${words[i % words.length]} ${words[(i * 7 + 3) % words.length]}` });
+for (let i = 0; i < n * names.length; i++) {
+  const lane = names[i % names.length];
+  const r = await timed(lane, lanes[lane], query(i));
+  const res = r.result ?? r;
+  if (res.isError) throw new Error(`search failed: ${JSON.stringify(res).slice(0, 300)}`);
+  if (lane === "raw") {
+    bytes += JSON.stringify(r).length;
+    textBytes += (res.content ?? []).reduce((s, c) => s + (c.text?.length ?? 0), 0);
   }
 }
 // again: callTool with the search just made, as when paging or asking the
 // same thing twice (the ranking comes from the cache).
 for (let i = 0; i < n; i++) {
   await lanes.callTool(query(i));
-  const t0 = performance.now();
-  await lanes.callTool(query(i));
-  times.again.push(performance.now() - t0);
+  await timed("again", lanes.callTool, query(i));
 }
 await client.close();
 
@@ -112,6 +150,8 @@ const pct = (xs, p) => {
   return s[Math.min(s.length - 1, Math.floor((s.length * p) / 100))];
 };
 for (const [lane, xs] of Object.entries(times)) {
-  console.log(`${lane.padEnd(9)} p50 ${pct(xs, 50).toFixed(2)} ms  p95 ${pct(xs, 95).toFixed(2)} ms  (n=${xs.length})`);
+  const per = (ms) => (ms / xs.length).toFixed(2);
+  console.log(`${lane.padEnd(9)} p50 ${pct(xs, 50).toFixed(2)} ms  p95 ${pct(xs, 95).toFixed(2)} ms  ` +
+    `CPU per call: server ${per(cpu.server[lane])} ms, client ${per(cpu.client[lane])} ms  (n=${xs.length})`);
 }
 console.log(`response ${Math.round(bytes / n)} bytes, of which text ${Math.round(textBytes / n)} bytes`);

@@ -10,6 +10,8 @@ package tools
 
 import (
 	"context"
+	"fmt"
+	"slices"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -75,4 +77,30 @@ func (s *Server) guardAll(ts []Tool) []Tool {
 		ts[i].Handler = s.guard(ts[i])
 	}
 	return ts
+}
+
+// accessOf returns t's access, panicking when it declares none or it does
+// not fit the tool: a tool must never be served unguarded. Read tools see
+// the caller's view; their path arguments are gated so that a hidden path
+// answers folder-not-allowed.
+func accessOf(t Tool) access {
+	name := t.Tool.Name
+	a := t.Spec.Access
+	for _, p := range a.paths {
+		if !slices.Contains(t.args, p.name) {
+			panic(fmt.Sprintf("tool %s: its Spec names path argument %q, which the tool does not take", name, p.name))
+		}
+	}
+	readOnly := t.Tool.Annotations.ReadOnlyHint != nil && *t.Tool.Annotations.ReadOnlyHint
+	switch {
+	case a.scope == "":
+		panic(fmt.Sprintf("tool %s declares no access: give its Spec an Access with a scope (reads(...), edits(...))", name))
+	case readOnly && a.writes:
+		panic(fmt.Sprintf("tool %s: annotated read-only but declared as writing", name))
+	case !readOnly && !a.writes && !a.own:
+		panic(fmt.Sprintf("tool %s: not annotated read-only, so declare what it writes in its Spec's Access", name))
+	case a.writes && a.scope == auth.ScopeRead:
+		panic(fmt.Sprintf("tool %s: writes with the read scope", name))
+	}
+	return a
 }

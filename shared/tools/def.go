@@ -19,14 +19,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// hints are a tool's MCP annotations. Every tool states all four: mcp-go's
-// defaults are pessimistic and would mislead clients.
-type hints struct {
-	readOnly, destructive, idempotent, openWorld bool
-}
-
-var readOnly = hints{readOnly: true, idempotent: true}
-
 // Tool is one declared tool: what tools/list shows, its handler and its
 // Spec. Tool holds no schemas: Listed adds them, built on first use (a
 // server answers initialize before any tool's schema is needed).
@@ -218,39 +210,6 @@ func decodeArgs[In any](req mcp.CallToolRequest, schema *jsonschema.Schema, rs *
 		return in, newError(KindArgsInvalid, nil, "The arguments do not fit this tool's input schema: %s.", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return in, nil
-}
-
-// structuredResult returns out as structuredContent plus the same JSON as text.
-func structuredResult(out any) (*mcp.CallToolResult, error) {
-	text, err := json.Marshal(out)
-	if err != nil {
-		return errorResult(core.InternalError(fmt.Errorf("encoding the result: %w", err))), nil
-	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(string(text))},
-		StructuredContent: json.RawMessage(text),
-	}, nil
-}
-
-// errorMetaKey is where an error's kind and fields travel inside _meta; the
-// transports lift them to the top level of the result (see lift.go).
-const errorMetaKey = "sheaf/error"
-
-// errorResult renders a tool error: isError, the message as text, and kind
-// plus extra fields in _meta (lifted to the top level on the wire). It sets
-// no structuredContent, which would have to match the output schema.
-func errorResult(e *Error) *mcp.CallToolResult {
-	fields := map[string]any{"kind": string(e.Kind), "message": e.Message}
-	for k, v := range e.Fields {
-		if k != "kind" && k != "message" {
-			fields[k] = v
-		}
-	}
-	return &mcp.CallToolResult{
-		Result:  mcp.Result{Meta: &mcp.Meta{AdditionalFields: map[string]any{errorMetaKey: fields}}},
-		Content: []mcp.Content{mcp.NewTextContent(e.Message)},
-		IsError: true,
-	}
 }
 
 // mustSchema infers T's schema and applies the `schema` tag constraints.

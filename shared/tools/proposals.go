@@ -6,115 +6,29 @@ package tools
 // who may write directly lists them, applies one (the same call replayed
 // with the applier's rights, refused as proposal-stale when a target
 // drifted from its base) or rejects it. Proposals are objects in the store,
-// so every server of a vault sees the same ones.
+// so every server of a vault sees the same ones. Storing one is the
+// guard's (propose, in proposed.go); reviewing them is here.
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/store"
-	"github.com/sheaf-dev/sheaf/shared/vault"
 )
-
-// ProposalDir holds the proposals of a vault.
-const ProposalDir = core.ProposalDir
 
 // Bounds of the proposal store.
 const (
 	maxProposalBytes = core.MaxProposalBytes // one proposal (its arguments carry the new text)
 	maxProposals     = 1000                  // listed at most
 )
-
-// Proposal is one stored proposal.
-type Proposal struct {
-	ID        string           `json:"id"`
-	Tool      string           `json:"tool" jsonschema:"the write tool the proposal calls when applied"`
-	Arguments map[string]any   `json:"arguments" jsonschema:"that call's arguments"`
-	Targets   []ProposalTarget `json:"targets" jsonschema:"the notes it writes, with the content they must still have"`
-	By        string           `json:"by" jsonschema:"who proposed it (the credential's subject)"`
-	ByName    string           `json:"by_name,omitempty"`
-	Created   string           `json:"created"`
-}
-
-// contentHash is the base hash of a note's content.
-func contentHash(data []byte) string { return "sha256:" + hashOf(data) }
-
-// currentHash reads the hash a target has now ("" when it does not exist).
-func currentHash(ctx context.Context, v *Vault, p string) (string, error) {
-	data, _, err := v.Store.Get(ctx, p, v.MaxNote())
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return "", nil
-	case err != nil:
-		return "", err
-	}
-	return contentHash(data), nil
-}
-
-// targetPath is the note a write tool's path argument names: the path, or
-// with ".md" added when it has no extension.
-func targetPath(raw string) (string, error) {
-	p, err := store.CleanPath(raw)
-	if err != nil {
-		return "", err
-	}
-	if !vault.IsNotePath(p) && path.Ext(p) == "" {
-		p += ".md"
-	}
-	return p, nil
-}
-
-// propose stores the call req of tool as a proposal by the caller in ctx.
-// The guard has checked the caller's scope and folders.
-func (s *Server) propose(ctx context.Context, tool string, a access, req mcp.CallToolRequest) (*ProposalRef, error) {
-	args := argsOf(req)
-	vaultID, _ := args["vault"].(string)
-	v, err := s.vault(ctx, VaultArg{Vault: vaultID})
-	if err != nil {
-		return nil, err
-	}
-	id := auth.IdentityFrom(ctx)
-	p := Proposal{Tool: tool, Arguments: args, By: id.Subject, ByName: id.Name, Created: s.now().UTC().Format(time.RFC3339Nano), Targets: []ProposalTarget{}}
-	for _, pa := range a.paths {
-		for _, raw := range args.strings(pa.name) {
-			t, err := targetPath(raw)
-			if err != nil {
-				return nil, argPathError(pa.name, err)
-			}
-			h, err := currentHash(ctx, v, t)
-			if err != nil {
-				return nil, err
-			}
-			p.Targets = append(p.Targets, ProposalTarget{Path: t, BaseHash: h})
-		}
-	}
-	for attempt := 0; ; attempt++ {
-		var r [6]byte
-		_, _ = rand.Read(r[:])
-		p.ID = s.now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(r[:])
-		data, _ := json.Marshal(p)
-		_, err = v.Store.Put(ctx, ProposalDir+p.ID+".json", data, store.PutOptions{IfNoneMatch: true})
-		if err == nil || !errors.Is(err, store.ErrConflict) || attempt == 2 {
-			break
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("storing the proposal: %w", err)
-	}
-	return &ProposalRef{ID: p.ID, Status: "pending", Tool: tool, Targets: p.Targets}, nil
-}
 
 // loadProposal reads one proposal by id; note-not-found style errors name
 // the id.

@@ -9,9 +9,6 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/core"
 )
 
-// PaidCallsPerMinute is the spec's limit on paid tools, per identity.
-const PaidCallsPerMinute = 60
-
 // limitPaid wraps the handler of every paid tool (Spec.Paid: it spends on
 // the user's embeddings or LLM key) with the per-identity sliding-window
 // limit (spec/lettuce-errors-and-limits.txt). A refused call returns kind

@@ -46,3 +46,22 @@ func (sp Spec) check() {
 		panic(fmt.Sprintf("tool %s: it needs a provider, so its calls spend on the user's key: mark it Paid", sp.Name))
 	}
 }
+
+// hints are a tool's MCP annotations. Every tool states all four: mcp-go's
+// defaults are pessimistic and would mislead clients.
+type hints struct {
+	readOnly, destructive, idempotent, openWorld bool
+}
+
+var readOnly = hints{readOnly: true, idempotent: true}
+
+// The hints of the tools that change notes. write_note's overwrite
+// replaces a whole note, apply_edits and patch_section's replace drop
+// text: destructive, and repeating them can change a note again. Deleting
+// or moving again finds nothing to do: idempotent. Creating once only
+// (file_page) and flipping a marker (complete_directive) lose nothing.
+var (
+	writeHints       = hints{destructive: true}
+	idempotentWrites = hints{destructive: true, idempotent: true}
+	additiveOnce     = hints{idempotent: true}
+)

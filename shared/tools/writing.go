@@ -2,17 +2,6 @@ package tools
 
 import "github.com/sheaf-dev/sheaf/shared/core"
 
-// The hints of the tools that change notes. write_note's overwrite
-// replaces a whole note, apply_edits and patch_section's replace drop
-// text: destructive, and repeating them can change a note again. Deleting
-// or moving again finds nothing to do: idempotent. Creating once only
-// (file_page) and flipping a marker (complete_directive) lose nothing.
-var (
-	writeHints       = hints{destructive: true}
-	idempotentWrites = hints{destructive: true, idempotent: true}
-	additiveOnce     = hints{idempotent: true}
-)
-
 func writeTools(c *core.Core) []Tool {
 	return []Tool{
 		define(Spec{

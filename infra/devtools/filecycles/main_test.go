@@ -15,22 +15,42 @@ const maxCoreCycle = 5
 // When this fails, the components it prints say which files now do: move
 // the declaration a lower file needs down to it, rather than reaching up.
 func TestCoreStaysLayered(t *testing.T) {
+	stayLayered(t, "github.com/sheaf-dev/sheaf/shared/core", 40, maxCoreCycle)
+}
+
+// maxToolsCycle bounds the files of shared/tools that may all reach each
+// other: none when this test was written (26 files in layers).
+const maxToolsCycle = 0
+
+// TestToolsStayLayered: shared/tools' files stay in layers (the framework:
+// results, access rules, Spec, Server, proposals, define, the guard; then
+// one file per family; then families.go and mcpserver.go at the top; see
+// docs/architecture.md), so no framework file reaches up into a family's.
+// When this fails, move the declaration a lower file needs down to it.
+func TestToolsStayLayered(t *testing.T) {
+	stayLayered(t, "github.com/sheaf-dev/sheaf/shared/tools", 20, maxToolsCycle)
+}
+
+// stayLayered fails t when more than limit files of package pkg (which has
+// at least minFiles) reach each other.
+func stayLayered(t *testing.T, pkg string, minFiles, limit int) {
+	t.Helper()
 	if testing.Short() {
-		t.Skip("compiles shared/core's dependencies")
+		t.Skip("compiles the package's dependencies")
 	}
-	ms, err := measure("github.com/sheaf-dev/sheaf/shared/core")
+	ms, err := measure(pkg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ms) != 1 || ms[0].Files < 40 {
-		t.Fatalf("measured %+v, want shared/core and its 40-odd files", ms)
+	if len(ms) != 1 || ms[0].Files < minFiles {
+		t.Fatalf("measured %+v, want %s and at least %d files", ms, pkg, minFiles)
 	}
-	if got := ms[0].Largest(); len(got) > maxCoreCycle {
+	if got := ms[0].Largest(); len(got) > limit {
 		var b strings.Builder
 		for _, c := range ms[0].Cycles {
 			b.WriteString("\n  " + strings.Join(c, " "))
 		}
-		t.Errorf("shared/core: %d files reach each other, at most %d may; its cycles:%s", len(got), maxCoreCycle, b.String())
+		t.Errorf("%s: %d files reach each other, at most %d may; its cycles:%s", pkg, len(got), limit, b.String())
 	}
 }
 

@@ -40,9 +40,13 @@ import (
 //	  question          18.0 / 29.1      17.3 / 23.9
 //
 // A word in nearly every note costs ~2 µs of BM25 per matching note (60% of
-// it FTS5's per-row docsize lookup, a SQL statement each); cache_size,
-// mmap_size and temp_store on the readers, and a read transaction around
-// the search, did not measurably change that.
+// it FTS5's per-row docsize lookup, a SQL statement each); mmap_size and
+// temp_store on the readers, and a read transaction around the search, did
+// not measurably change that. A reader's page cache did change one thing:
+// with SQLite's default 2 MB, each search for two common words of the
+// generated 10k vault re-read about 80 pages from the file (pread); with
+// 32 MB, as the writer had, none (strace -c over 200 searches: 16,045
+// preads against 12).
 
 // corpus is a synthetic vault: pseudo-words drawn with a Zipf distribution
 // from a fixed-seed vocabulary, so runs are comparable.
@@ -329,4 +333,43 @@ func BenchmarkAsk(b *testing.B) {
 	for _, q := range qs {
 		b.Run(q.name, func(b *testing.B) { run(b, []string{q.q}) })
 	}
+}
+
+// BenchmarkSearchIndexFile times the searches `make bench-search` makes (two
+// of its 20 words, 25 hits, the ranking cache emptied before each: a
+// search not made before) on an existing index: SHEAF_BENCH_INDEX names a
+// copy of the index.db of a `sheaf serve --state` folder, e.g. that of the
+// 10k bench vault. With SHEAF_BENCH_AGAIN set it repeats one search, served
+// from the ranking cache.
+func BenchmarkSearchIndexFile(b *testing.B) {
+	path := os.Getenv("SHEAF_BENCH_INDEX")
+	if path == "" {
+		b.Skip("SHEAF_BENCH_INDEX is not set")
+	}
+	ix, err := Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	words := []string{"note", "project", "meeting", "idea", "research", "plan", "review", "design", "test", "data",
+		"garden", "travel", "book", "music", "health", "budget", "team", "launch", "draft", "summary"}
+	again := os.Getenv("SHEAF_BENCH_AGAIN") != ""
+	ctx := context.Background()
+	i := 0
+	cpu0 := cpuTime()
+	for b.Loop() {
+		q := words[i%len(words)] + " " + words[(i*7+3)%len(words)]
+		i++
+		if again {
+			q = words[0] + " " + words[1]
+		} else {
+			ix.ranks.mu.Lock()
+			ix.ranks.entries = nil
+			ix.ranks.mu.Unlock()
+		}
+		if _, err := ix.Search(ctx, textindex.ParseQuery(q), textindex.Options{Limit: 25}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 }

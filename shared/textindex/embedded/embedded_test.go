@@ -283,3 +283,52 @@ func TestWriteStatementsOnFirstWrite(t *testing.T) {
 		t.Fatalf("search after the first write: %v, %+v", err, res)
 	}
 }
+
+// TestReadersKeepPages: a reader connection keeps as many pages as the
+// writer (32 MB), not SQLite's default 2 MB, which made every search for
+// common words re-read its pages from the file.
+func TestReadersKeepPages(t *testing.T) {
+	ix, err := Open(filepath.Join(t.TempDir(), "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	for name, db := range map[string]*sql.DB{"reader": ix.r, "writer": ix.w} {
+		var n int
+		if err := db.QueryRow(`PRAGMA cache_size`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != -32000 {
+			t.Errorf("%s: cache_size = %d, want -32000 (32 MB)", name, n)
+		}
+	}
+}
+
+// TestSearchNoteWithoutPassages: a note with no passages (a title only)
+// is still a hit, with its path and title and an empty snippet.
+func TestSearchNoteWithoutPassages(t *testing.T) {
+	ix, err := Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ctx := context.Background()
+	if err := ix.Upsert(ctx, textindex.Doc{Path: "a/Zebra.md", Title: "Zebra crossing"},
+		textindex.Doc{Path: "b/Other.md", Title: "Other", Body: "zebra text", Passages: []vault.Passage{{Text: "zebra text"}}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ix.Search(ctx, textindex.ParseQuery("zebra"), textindex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]textindex.Hit{}
+	for _, h := range res.Hits {
+		got[h.Path] = h
+	}
+	if h := got["a/Zebra.md"]; h.Title != "Zebra crossing" || h.Snippet != "" || len(res.Hits) != 2 || res.Total != 2 {
+		t.Errorf("hits = %+v (total %d), want a/Zebra.md with its title and no snippet, and b/Other.md", res.Hits, res.Total)
+	}
+	if h := got["b/Other.md"]; h.Title != "Other" || h.Snippet != "zebra text" {
+		t.Errorf("b/Other.md = %+v", h)
+	}
+}

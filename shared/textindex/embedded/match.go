@@ -228,10 +228,16 @@ func (t termMatch) at(toks []string) bool {
 
 // foldedTokens returns the tokens of s, folded.
 func foldedTokens(s string) []string {
-	spans := tokenSpans(s)
-	out := make([]string, len(spans))
-	for i, sp := range spans {
-		out[i] = fold(s[sp.start:sp.end])
+	var out []string
+	for sc := (tokenScan{s: s}); ; {
+		start, end, ascii, ok := sc.next()
+		if !ok {
+			return out
+		}
+		if tok := s[start:end]; ascii {
+			out = append(out, strings.ToLower(tok))
+		} else {
+			out = append(out, fold(tok))
+		}
 	}
-	return out
 }

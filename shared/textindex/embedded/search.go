@@ -9,6 +9,7 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/vault"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/text/unicode/norm"
@@ -78,16 +79,12 @@ func (ix *Index) search(ctx context.Context, q textindex.Query, expr string, uni
 	ns := needles(q)
 	for _, rn := range ranked {
 		h := textindex.Hit{Score: rn.score}
-		npass, ok, err := ix.note(ctx, rn.id, &h)
+		p, ok, err := ix.bestPassage(ctx, rn.id, &h, ns)
 		if err != nil {
 			return textindex.Result{}, err
 		}
 		if !ok {
 			continue // deleted since the ranking query
-		}
-		p, err := ix.bestPassage(ctx, rn.id, npass, ns)
-		if err != nil {
-			return textindex.Result{}, err
 		}
 		res.Hits = append(res.Hits, passageHit(h, p, ns))
 	}
@@ -133,16 +130,12 @@ func (ix *Index) searchPassages(ctx context.Context, q textindex.Query, r rankin
 			}
 			read++
 			h := textindex.Hit{Score: rn.score}
-			npass, ok, err := ix.note(ctx, rn.id, &h)
+			ps, ok, err := ix.matchingPassages(ctx, rn.id, &h, qm, ns)
 			if err != nil {
 				return textindex.Result{}, err
 			}
 			if !ok {
 				continue // deleted since the ranking query
-			}
-			ps, err := ix.matchingPassages(ctx, rn.id, npass, qm, ns)
-			if err != nil {
-				return textindex.Result{}, err
 			}
 			counted += len(ps)
 			for _, p := range ps {
@@ -214,16 +207,6 @@ func (r ranking) rankIn(ctx context.Context, table string, limit, offset int) ([
 	return out, total, nil
 }
 
-// note fills in h's path and title from note id and returns its number of
-// passages; ok is false when the note no longer exists.
-func (ix *Index) note(ctx context.Context, id int64, h *textindex.Hit) (npass int64, ok bool, err error) {
-	err = ix.queryRow(ctx, `SELECT path, title, npassages FROM notes WHERE id = ?`, []any{id}, &h.Path, &h.Title, &npass)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, false, nil
-	}
-	return npass, err == nil, err
-}
-
 // passageHit completes h with passage p and its snippet.
 func passageHit(h textindex.Hit, p passage, ns []needle) textindex.Hit {
 	h.Passage, h.Heading, h.HeadingID = p.ordinal, p.heading, p.headingID
@@ -233,79 +216,89 @@ func passageHit(h textindex.Hit, p passage, ns []needle) textindex.Hit {
 
 // passage is one stored passage.
 type passage struct {
-	ordinal                  int
-	heading, headingID, text string
-	toks                     []string // folded tokens of the heading path, "", the text
+	ordinal                         int
+	heading, headingID, hpath, text string // hpath: the cleaned heading path, one heading a line
+}
+
+// tokens returns the folded tokens of p's heading path, "" (a field
+// separator), then those of its text: what queryMatch matches.
+func (p passage) tokens() []string {
+	return append(append(foldedTokens(p.hpath), ""), foldedTokens(p.text)...)
 }
 
 // passageScan bounds the text read from one note to choose or match its
 // passages: passages after the first passageScan bytes are never a hit.
 const passageScan = 1 << 20
 
-// scanPassages calls fn with each passage of note id in order (with toks
-// set), up to passageScan bytes of text.
-func (ix *Index) scanPassages(ctx context.Context, id, npass int64, fn func(passage)) error {
-	if npass <= 0 {
-		return nil
-	}
-	first := id << passageBits
-	rows, err := ix.query(ctx, `SELECT ordinal, heading, heading_id, heading_path, text FROM passages WHERE id BETWEEN ? AND ? ORDER BY id`,
-		first, first+npass-1)
+// scanNote fills in h's path and title from note id, then calls fn with
+// each of its passages in order, up to passageScan bytes of text; ok is
+// false when the note no longer exists. One query reads both: a search
+// reads every returned hit this way.
+func (ix *Index) scanNote(ctx context.Context, id int64, h *textindex.Hit, fn func(passage)) (ok bool, err error) {
+	rows, err := ix.query(ctx, `SELECT n.path, n.title, p.id IS NOT NULL, ifnull(p.ordinal, 0), ifnull(p.heading, ''),
+		ifnull(p.heading_id, ''), ifnull(p.heading_path, ''), ifnull(p.text, '')
+		FROM notes n LEFT JOIN passages p ON p.id BETWEEN n.id << `+passageShift+` AND (n.id << `+passageShift+`) + n.npassages - 1
+		WHERE n.id = ? ORDER BY p.id`, id)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer rows.Close()
 	for read := 0; read < passageScan && rows.Next(); {
 		var (
-			p     passage
-			hpath string
+			p   passage
+			has bool
 		)
-		if err := rows.Scan(&p.ordinal, &p.heading, &p.headingID, &hpath, &p.text); err != nil {
-			return err
+		if err := rows.Scan(&h.Path, &h.Title, &has, &p.ordinal, &p.heading, &p.headingID, &p.hpath, &p.text); err != nil {
+			return false, err
+		}
+		ok = true
+		if !has { // a note without passages: one row, its passage NULL
+			break
 		}
 		read += len(p.text)
-		p.toks = append(append(foldedTokens(hpath), ""), foldedTokens(p.text)...)
 		fn(p)
 	}
-	return errors.Join(rows.Err(), rows.Close())
+	return ok, errors.Join(rows.Err(), rows.Close())
 }
 
-// bestPassage picks the passage of note id that best explains a match: the
-// one containing the most distinct query tokens (in its text or heading
-// path), then the most occurrences, then the first. Scoring in Go over one
-// note's short passages costs far less than a second FTS5 query per hit,
-// which would expand every prefix term over the whole index again.
-func (ix *Index) bestPassage(ctx context.Context, id, npass int64, ns []needle) (passage, error) {
+// passageShift is passageBits in SQL.
+var passageShift = strconv.Itoa(passageBits)
+
+// bestPassage fills in h's path and title from note id (see scanNote) and
+// picks the passage that best explains a match: the one containing the
+// most distinct query tokens (in its text or heading path), then the most
+// occurrences, then the first. Scoring in Go over one note's short
+// passages costs far less than a second FTS5 query per hit, which would
+// expand every prefix term over the whole index again.
+func (ix *Index) bestPassage(ctx context.Context, id int64, h *textindex.Hit, ns []needle) (passage, bool, error) {
 	var (
 		best      passage
 		bestScore = score{-1, -1}
 	)
-	err := ix.scanPassages(ctx, id, npass, func(p passage) {
-		if s := scoreTokens(p.toks, ns); s.better(bestScore) {
-			p.toks = nil
+	ok, err := ix.scanNote(ctx, id, h, func(p passage) {
+		if s := scorePassage(ns, p.hpath, p.text); s.better(bestScore) {
 			best, bestScore = p, s
 		}
 	})
-	return best, err
+	return best, ok, err
 }
 
-// matchingPassages returns the passages of note id that match qm, best
-// first as bestPassage ranks them, in reading order among equals.
-func (ix *Index) matchingPassages(ctx context.Context, id, npass int64, qm queryMatch, ns []needle) ([]passage, error) {
+// matchingPassages fills in h's path and title from note id (see scanNote)
+// and returns its passages that match qm, best first as bestPassage ranks
+// them, in reading order among equals.
+func (ix *Index) matchingPassages(ctx context.Context, id int64, h *textindex.Hit, qm queryMatch, ns []needle) ([]passage, bool, error) {
 	type scored struct {
 		p passage
 		s score
 	}
 	var out []scored
-	err := ix.scanPassages(ctx, id, npass, func(p passage) {
-		if qm.matches(p.toks) {
-			s := scoreTokens(p.toks, ns)
-			p.toks = nil
-			out = append(out, scored{p, s})
+	ok, err := ix.scanNote(ctx, id, h, func(p passage) {
+		if toks := p.tokens(); qm.matches(toks) {
+			out = append(out, scored{p, scoreTokens(toks, ns)})
 		}
 	})
-	if err != nil {
-		return nil, err
+	if err != nil || !ok {
+		return nil, ok, err
 	}
 	slices.SortStableFunc(out, func(a, b scored) int {
 		switch {
@@ -320,7 +313,7 @@ func (ix *Index) matchingPassages(ctx context.Context, id, npass int64, qm query
 	for i, o := range out {
 		ps[i] = o.p
 	}
-	return ps, nil
+	return ps, true, nil
 }
 
 // queryRow runs a prepared single-row query.

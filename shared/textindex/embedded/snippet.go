@@ -69,30 +69,107 @@ type span struct{ start, end int }
 // tokenSpans returns the token ranges of s, as tokens does.
 func tokenSpans(s string) []span {
 	var out []span
-	start := -1
-	for i, r := range s {
-		switch {
-		case textindex.Unspaced(r):
-			if start >= 0 {
-				out = append(out, span{start, i})
-				start = -1
+	for sc := (tokenScan{s: s}); ; {
+		start, end, _, ok := sc.next()
+		if !ok {
+			return out
+		}
+		out = append(out, span{start, end})
+	}
+}
+
+// asciiToken marks the ASCII bytes that are token runes (letters and
+// digits): isTokenRune without the Unicode tables for the common case.
+var asciiToken = func() (t [utf8.RuneSelf]bool) {
+	for c := range utf8.RuneSelf {
+		t[c] = isTokenRune(rune(c))
+	}
+	return t
+}()
+
+// tokenScan walks the tokens of s one by one, split as tokens splits them,
+// without allocating.
+type tokenScan struct {
+	s string
+	i int // where the next token is looked for
+}
+
+// next returns the byte range of the next token, whether it is all ASCII,
+// and false at the end of s.
+func (t *tokenScan) next() (start, end int, ascii, ok bool) {
+	s := t.s
+	start, ascii = -1, true
+	for t.i < len(s) {
+		i := t.i
+		if c := s[i]; c < utf8.RuneSelf {
+			t.i++
+			if asciiToken[c] {
+				if start < 0 {
+					start = i
+				}
+			} else if start >= 0 {
+				return start, i, ascii, true
 			}
-			out = append(out, span{i, i + utf8.RuneLen(r)})
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case textindex.Unspaced(r): // a token of its own
+			if start >= 0 {
+				return start, i, ascii, true // the rune is the next token
+			}
+			t.i += size
+			return i, i + size, false, true
 		case isTokenRune(r):
+			t.i += size
 			if start < 0 {
 				start = i
 			}
+			ascii = false
 		default:
+			t.i += size
 			if start >= 0 {
-				out = append(out, span{start, i})
-				start = -1
+				return start, i, ascii, true
 			}
 		}
 	}
 	if start >= 0 {
-		out = append(out, span{start, len(s)})
+		return start, len(s), ascii, true
 	}
-	return out
+	return 0, 0, false, false
+}
+
+// matchesNeedle reports whether token tok (of the text, not folded; ascii
+// when it is all ASCII) matches n, as fold(tok) == n.tok or, for a prefix
+// needle, strings.HasPrefix(fold(tok), n.tok). An ASCII token is compared
+// in place, without folding it into a new string.
+func matchesNeedle(tok string, ascii bool, n needle) bool {
+	if !ascii {
+		f := fold(tok)
+		return f == n.tok || (n.prefix && n.tok != "" && strings.HasPrefix(f, n.tok))
+	}
+	switch {
+	case len(tok) == len(n.tok):
+		return asciiFoldEqual(tok, n.tok)
+	case len(tok) > len(n.tok) && n.prefix && n.tok != "":
+		return asciiFoldEqual(tok[:len(n.tok)], n.tok)
+	}
+	return false
+}
+
+// asciiFoldEqual reports whether strings.ToLower(tok) == want for an ASCII
+// tok of want's length.
+func asciiFoldEqual(tok, want string) bool {
+	for i := 0; i < len(tok); i++ {
+		c := tok[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != want[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // excerpt returns about snippetTokens tokens of text around the first token
@@ -156,13 +233,39 @@ func (s score) better(o score) bool {
 // endlessly does not beat a passage with more of the query's words.
 const scorePassageMax = 64
 
-// scorePassage counts the distinct needles found in text and their
-// occurrences.
-func scorePassage(text string, ns []needle) score {
+// scorePassage counts the distinct needles found in texts (a passage's
+// heading path and its text) and their occurrences. It reads the tokens in
+// place: scoring every passage of every hit is most of what a search does
+// after ranking.
+func scorePassage(ns []needle, texts ...string) score {
+	var s score
 	if len(ns) == 0 {
-		return score{}
+		return s
 	}
-	return scoreTokens(foldedTokens(text), ns)
+	var buf [8]bool
+	found := buf[:min(len(ns), len(buf))]
+	if len(ns) > len(buf) {
+		found = make([]bool, len(ns))
+	}
+	for _, text := range texts {
+		for sc := (tokenScan{s: text}); ; {
+			start, end, ascii, ok := sc.next()
+			if !ok {
+				break
+			}
+			tok := text[start:end]
+			for i, n := range ns {
+				if matchesNeedle(tok, ascii, n) {
+					if !found[i] {
+						found[i] = true
+						s.distinct++
+					}
+					s.total = min(s.total+1, scorePassageMax)
+				}
+			}
+		}
+	}
+	return s
 }
 
 // scoreTokens is scorePassage over folded tokens.

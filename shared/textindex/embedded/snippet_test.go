@@ -1,8 +1,11 @@
 package embedded
 
 import (
+	"math/rand"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 )
@@ -47,12 +50,74 @@ func TestExcerpt(t *testing.T) {
 
 func TestScorePassage(t *testing.T) {
 	ns := needles(textindex.ParseQuery("alpha beta"))
-	a := scorePassage("alpha alpha alpha", ns)
-	b := scorePassage("alpha beta", ns)
+	a := scorePassage(ns, "alpha alpha alpha")
+	b := scorePassage(ns, "alpha beta")
 	if !b.better(a) || a.better(b) {
 		t.Errorf("distinct words should win: %+v vs %+v", a, b)
 	}
-	if c := scorePassage(strings.Repeat("alpha ", 1000), ns); c.total != scorePassageMax {
+	if c := scorePassage(ns, strings.Repeat("alpha ", 1000)); c.total != scorePassageMax {
 		t.Errorf("total not capped: %+v", c)
+	}
+}
+
+// spansByRune is tokenSpans as it was before tokenScan: every rune through
+// the Unicode tables. The fast path must split every text the same way.
+func spansByRune(s string) []span {
+	var out []span
+	start := -1
+	for i, r := range s {
+		switch {
+		case textindex.Unspaced(r):
+			if start >= 0 {
+				out = append(out, span{start, i})
+				start = -1
+			}
+			out = append(out, span{i, i + utf8.RuneLen(r)})
+		case isTokenRune(r):
+			if start < 0 {
+				start = i
+			}
+		default:
+			if start >= 0 {
+				out = append(out, span{start, i})
+				start = -1
+			}
+		}
+	}
+	if start >= 0 {
+		out = append(out, span{start, len(s)})
+	}
+	return out
+}
+
+// TestTokenScanSplitsAsBefore checks tokenScan (tokenSpans, foldedTokens,
+// scorePassage) against the rune-by-rune split on texts mixing ASCII,
+// accents, unspaced scripts, marks, symbols and invalid UTF-8.
+func TestTokenScanSplitsAsBefore(t *testing.T) {
+	pieces := []string{"a", "Z", "0", "9", " ", "_", "-", "#", "\n", "é", "É", "ß", "İ", "ǅ", "浅", "草", "の", "ก", "\u0301", "½", "²", "١", "€", "\xff", "\xe2\x82", "Note", "NOTES", "project", "Projéct", "\U000F0000"}
+	ns := needles(textindex.ParseQuery("note proj é 草 ß"))
+	rng := rand.New(rand.NewSource(1))
+	for range 20000 {
+		var b strings.Builder
+		for range rng.Intn(12) {
+			b.WriteString(pieces[rng.Intn(len(pieces))])
+		}
+		s := b.String()
+		want := spansByRune(s)
+		if got := tokenSpans(s); !slices.Equal(got, want) {
+			t.Fatalf("tokenSpans(%q) = %v, want %v", s, got, want)
+		}
+		var folded []string
+		for _, sp := range want {
+			folded = append(folded, fold(s[sp.start:sp.end]))
+		}
+		if got := foldedTokens(s); !slices.Equal(got, folded) {
+			t.Fatalf("foldedTokens(%q) = %q, want %q", s, got, folded)
+		}
+		half := len(s) / 2
+		toks := append(append(foldedTokens(s[:half]), ""), foldedTokens(s[half:])...)
+		if got, want := scorePassage(ns, s[:half], s[half:]), scoreTokens(toks, ns); got != want {
+			t.Fatalf("scorePassage(%q, %q) = %+v, want %+v", s[:half], s[half:], got, want)
+		}
 	}
 }
