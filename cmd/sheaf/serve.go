@@ -62,6 +62,9 @@ function beside it.`,
 		if err != nil {
 			return err
 		}
+		if err := o.Opening(ctx); err != nil { // opened while the tools were declared
+			return err
+		}
 		if cfg.HTTP == "" {
 			// The vault's loads start once initialize is answered (or
 			// soon anyway, for a client that sends something else first).

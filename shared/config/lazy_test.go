@@ -123,7 +123,14 @@ func TestOpenLazilyLoadsAfterBegin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := idle.Close(); err != nil {
-		t.Fatal(err)
+	closed := make(chan error, 1)
+	go func() { closed <- idle.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close of a vault never begun did not return: it waits for a load nobody began")
 	}
 }

@@ -3,12 +3,16 @@ package config
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/textindex/embedded"
+	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
 // TestLazyText: calls wait for the background open (or their context) and
@@ -54,5 +58,37 @@ func TestLazyText(t *testing.T) {
 	}
 	if err := bad.Close(); err != nil {
 		t.Errorf("closing a failed open: %v", err)
+	}
+}
+
+// TestOpeningReportsTheTextIndex: a lazily opened vault whose embedded
+// index cannot be opened says so from Opening (serve then refuses to
+// start, as it did when the index opened first); one that opens, nil.
+func TestOpeningReportsTheTextIndex(t *testing.T) {
+	c := &Config{NoAudit: true, History: "off"}
+	broken := t.TempDir()
+	if err := os.Mkdir(filepath.Join(broken, "index.db"), 0o755); err != nil { // a folder where the database goes
+		t.Fatal(err)
+	}
+	released := make(chan struct{})
+	close(released)
+	site := func(disk string) *Site {
+		return &Site{Root: "r", ID: "v", Disk: disk, Live: live, Snapshots: &heldSnapshots{release: released, cat: vault.NewCatalog()}}
+	}
+	o, err := build(t.Context(), c, site(broken), slog.New(slog.DiscardHandler), true)
+	if err != nil {
+		t.Fatalf("build: %v (the open is in the background; Opening reports it)", err)
+	}
+	if err := o.Opening(t.Context()); err == nil || !strings.Contains(err.Error(), "opening the text index") {
+		t.Errorf("Opening with a folder for index.db: %v", err)
+	}
+	o.Close()
+	ok, err := build(t.Context(), c, site(t.TempDir()), slog.New(slog.DiscardHandler), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ok.Close()
+	if err := ok.Opening(t.Context()); err != nil {
+		t.Errorf("Opening a fresh index: %v", err)
 	}
 }

@@ -225,7 +225,7 @@ func build(ctx context.Context, c *Config, site *Site, log *slog.Logger, lazy bo
 	if id == "" {
 		id = site.ID
 	}
-	if o.text, err = openText(ctx, c, site, id, lazy, log); err != nil {
+	if o.text, err = openText(ctx, c, site, id, lazy); err != nil {
 		return nil, err
 	}
 	chat, rr, err := c.OpenLLM()
@@ -403,9 +403,8 @@ func (o *Opened) sharedCatalog(c *Config, onLambda bool) {
 
 // openText opens the text index --search names: "embedded" (or "") is
 // the SQLite index on the site's disk, anything else a URL. Lazily, the
-// embedded one is opened in the background (lazyText): an error opening
-// it is then logged and every call's.
-func openText(ctx context.Context, c *Config, site *Site, id string, lazy bool, log *slog.Logger) (textindex.Index, error) {
+// embedded one is opened in the background (lazyText; see Opened.Opening).
+func openText(ctx context.Context, c *Config, site *Site, id string, lazy bool) (textindex.Index, error) {
 	u := c.Search
 	if u == "" || u == "embedded" {
 		if site.Disk == "" {
@@ -428,13 +427,19 @@ func openText(ctx context.Context, c *Config, site *Site, id string, lazy bool, 
 	}
 	now := make(chan struct{})
 	close(now)
-	return lazyText{openInBackground(now, func() {}, func() (textindex.Index, error) {
-		ix, err := open()
-		if err != nil {
-			log.Error("the text index did not open; searches will fail", "err", err)
-		}
-		return ix, err
-	})}, nil
+	return lazyText{openInBackground(now, func() {}, open)}, nil
+}
+
+// Opening waits for what OpenLazily opens in the background before a
+// server's first answer (the embedded text index) and returns the error
+// that kept it from opening, as Open would have: a server that cannot
+// search its vault refuses to start rather than fail every search.
+func (o *Opened) Opening(ctx context.Context) error {
+	if l, ok := o.text.(lazyText); ok {
+		_, err := l.index(ctx)
+		return err
+	}
+	return nil
 }
 
 // openEmbeddings wires the embeddings provider and the vector index

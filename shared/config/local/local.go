@@ -80,7 +80,7 @@ func openFolder(_ context.Context, c *config.Config) (*config.Site, error) {
 // is kept current, and writes are indexed before they return).
 func liveCatalog(ctx context.Context, o *config.Opened, c *config.Config, log *slog.Logger) (load func()) {
 	ix, v := o.Indexer, o.Vault
-	v.Ready, v.IndexWait = ix.Ready, indexWait(c.IndexWait)
+	v.Ready, v.IndexWait = func() <-chan struct{} { o.Begin(); return ix.Ready() }, indexWait(c.IndexWait) // waiting for the first pass begins the loads
 	v.Status = func() core.IndexStatus {
 		s := ix.Status()
 		return core.IndexStatus{State: s.State, Done: s.Done, Total: s.Total, Notes: s.Notes, Problems: s.Problems, Pending: s.Pending}

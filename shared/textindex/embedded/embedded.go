@@ -161,22 +161,25 @@ func Open(path string) (*Index, error) {
 			return nil, fmt.Errorf("embedded: open %s: %w", path, err)
 		}
 		u := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
-		// Every connection keeps up to 32 MB of pages (SQLite's default
-		// is 2 MB): with 2 MB a reader re-read about 80 pages from the file
-		// for each search for two common words of a 10k-note vault (the
-		// prefix terms' doclists and the docsize rows BM25 reads); with
-		// 32 MB none once warm.
-		common := "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-32000)"
-		if ix.w, err = sql.Open("sqlite", u+common+"&_txlock=immediate"); err != nil {
+		// The writer keeps up to 32 MB of pages, and the readers share
+		// another 32 MB (each at least SQLite's default 2 MB): with 2 MB a
+		// reader re-read about 80 pages from the file for each search for
+		// two common words of a 10k-note vault (the prefix terms' doclists
+		// and the docsize rows BM25 reads); with more, none once warm. A
+		// budget rather than 32 MB each keeps a many-core machine's pool
+		// of readers from holding hundreds of MB.
+		n := max(4, runtime.GOMAXPROCS(0))
+		common := "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+		if ix.w, err = sql.Open("sqlite", u+common+"&_txlock=immediate&_pragma=cache_size(-32000)"); err != nil {
 			return nil, fmt.Errorf("embedded: open %s: %w", path, err)
 		}
 		ix.w.SetMaxOpenConns(1)
 		ix.w.SetMaxIdleConns(1)
-		if ix.r, err = sql.Open("sqlite", u+common+"&_pragma=query_only(1)"); err != nil {
+		readerKB := max(2000, 32000/n)
+		if ix.r, err = sql.Open("sqlite", u+common+fmt.Sprintf("&_pragma=cache_size(-%d)&_pragma=query_only(1)", readerKB)); err != nil {
 			ix.w.Close()
 			return nil, fmt.Errorf("embedded: open %s: %w", path, err)
 		}
-		n := max(4, runtime.GOMAXPROCS(0))
 		ix.r.SetMaxOpenConns(n)
 		ix.r.SetMaxIdleConns(n)
 	}
