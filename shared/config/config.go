@@ -69,8 +69,9 @@ type Config struct {
 	// given reports whether a setting was given (see Given); nil before
 	// Flags. Neither this field nor a method of Config mentions pflag: the
 	// site registry puts Config's type in an interface, and in a program
-	// that calls methods by reflection (cmd/sheaf, through text/template;
-	// the Lambda bootstraps until protobuf v1.36.12) every exported method
+	// that calls methods by reflection (cmd/sheaf until it was built with
+	// grpcnotrace, through gRPC's x/net/trace and html/template; the
+	// Lambda bootstraps until protobuf v1.36.12) every exported method
 	// of what that type reaches is kept: pflag.FlagSet's pull in every
 	// pflag value type (0.26 MB).
 	given func(name string) bool

@@ -50,7 +50,7 @@ func Open(ctx context.Context, location string) (Store, error) {
 	}
 	o, ok := openers.Lookup(scheme)
 	if !ok {
-		return nil, openers.Unknown("--vault", location, scheme)
+		return nil, openers.Unknown("--vault", u.Redacted(), scheme)
 	}
 	return o(ctx, u)
 }
