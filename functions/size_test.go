@@ -171,3 +171,31 @@ func reflectMethodCalls(graph string) []string {
 	}
 	return hit
 }
+
+// TestSheafBuildsLeaveOutTrace: every place that builds the sheaf binary
+// for users (make build, the release, the container) passes grpcnotrace,
+// the tag TestSheafNoReflectMethods checks through make build.
+func TestSheafBuildsLeaveOutTrace(t *testing.T) {
+	for _, f := range []string{"../Makefile", "../infra/release/release.sh", "../Dockerfile"} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		builds := 0
+		for _, line := range strings.Split(string(data), "\n") {
+			if !strings.Contains(line, " build ") || !strings.Contains(line, "./cmd/sheaf") {
+				continue
+			}
+			builds++
+			if !strings.Contains(line, "grpcnotrace") && !strings.Contains(line, "$(GOTAGS)") {
+				t.Errorf("%s builds sheaf without -tags grpcnotrace: %s", f, strings.TrimSpace(line))
+			}
+		}
+		if builds == 0 {
+			t.Errorf("%s: no build of ./cmd/sheaf found; the check would see nothing", f)
+		}
+	}
+	if mk, _ := os.ReadFile("../Makefile"); !strings.Contains(string(mk), "GOTAGS  := grpcnotrace") {
+		t.Error("the Makefile's GOTAGS is not grpcnotrace")
+	}
+}
