@@ -18,25 +18,34 @@ import (
 // MCPServer builds an mcp-go server with the tools of a profile ("core" or
 // "full"; "" means full).
 func (s *Server) MCPServer(version, profile string) (*server.MCPServer, error) {
-	if profile != "" && profile != "core" && profile != "full" {
-		return nil, fmt.Errorf("unknown tool profile %q (core or full)", profile)
+	srv, declare, err := s.MCPServerFirst(version, profile)
+	if err != nil {
+		return nil, err
 	}
-	ts := s.Tools()
-	core := map[string]bool{}
-	for _, t := range ts {
-		core[t.Tool.Name] = t.Spec.Core
+	declare()
+	return srv, nil
+}
+
+// MCPServerFirst is MCPServer in two steps, for a server that answers
+// initialize while it declares its tools: srv can answer initialize at
+// once (its capabilities, instructions, resources and prompts are set),
+// and declare registers the tools (most of the cost). Nothing but
+// initialize may reach srv before declare has returned.
+func (s *Server) MCPServerFirst(version, profile string) (srv *server.MCPServer, declare func(), err error) {
+	if profile != "" && profile != "core" && profile != "full" {
+		return nil, nil, fmt.Errorf("unknown tool profile %q (core or full)", profile)
 	}
 	// The profile filters tools/list only (a hook, not mcp-go's tool
 	// filter, which also refuses calls with a protocol error): a call of a
 	// tool outside the caller's profile reaches the guard, which answers
 	// the spec's unsupported. The listed tools get their schemas there too,
 	// built on the first tools/list rather than at start-up.
+	var list func(context.Context, []mcp.Tool) []mcp.Tool // set by declare
 	hooks := &server.Hooks{}
-	filter, listed, usable := profileFilter(core), listedFilter(ts), s.usable(ts)
 	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, r *mcp.ListToolsResult) {
-		r.Tools = filter(ctx, listed(ctx, usable(r.Tools)))
+		r.Tools = list(ctx, r.Tools)
 	})
-	srv := server.NewMCPServer("sheaf", version,
+	srv = server.NewMCPServer("sheaf", version,
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, false),
 		server.WithPromptCapabilities(false),
@@ -49,13 +58,22 @@ func (s *Server) MCPServer(version, profile string) (*server.MCPServer, error) {
 	)
 	s.addResources(srv, hooks)
 	s.addPrompts(srv)
-	for _, t := range ts {
-		if profile == "core" && !t.Spec.Core {
-			continue
+	declare = func() {
+		ts := s.Tools()
+		core := map[string]bool{}
+		for _, t := range ts {
+			core[t.Tool.Name] = t.Spec.Core
 		}
-		srv.AddTool(t.Tool, t.Handler)
+		filter, listed, usable := profileFilter(core), listedFilter(ts), s.usable(ts)
+		list = func(ctx context.Context, tools []mcp.Tool) []mcp.Tool { return filter(ctx, listed(ctx, usable(tools))) }
+		for _, t := range ts {
+			if profile == "core" && !t.Spec.Core {
+				continue
+			}
+			srv.AddTool(t.Tool, t.Handler)
+		}
 	}
-	return srv, nil
+	return srv, declare, nil
 }
 
 // usable leaves out of tools/list the tools whose provider no vault has

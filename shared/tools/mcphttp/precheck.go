@@ -239,15 +239,30 @@ func jsonString(s string) string {
 	return string(b)
 }
 
+// initializes reports whether line is an initialize request, which a
+// server still declaring its tools may answer.
+func initializes(line []byte) bool {
+	var m struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(line, &m) == nil && m.Method == "initialize"
+}
+
 // precheckLines passes the newline-delimited messages of in through
 // precheck: answered ones are written to out and dropped, the others
 // forwarded to the returned reader (mcp-go's stdio server reads it).
-func precheckLines(in io.Reader, out io.Writer, srv *server.MCPServer) io.Reader {
+// Until ready is closed (nil: at once) only initialize goes through;
+// any other message waits for it.
+func precheckLines(in io.Reader, out io.Writer, srv *server.MCPServer, ready <-chan struct{}) io.Reader {
 	pr, pw := io.Pipe()
 	go func() {
 		r := bufio.NewReaderSize(in, 64*1024)
 		for {
 			line, err := r.ReadBytes('\n')
+			if ready != nil && !initializes(line) {
+				<-ready // the tools are declared
+				ready = nil
+			}
 			if len(line) > 0 {
 				if resp, handled := precheck(line, srv); handled {
 					if resp != nil {

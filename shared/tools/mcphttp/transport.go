@@ -29,10 +29,17 @@ import (
 // ServeStdio serves srv as newline-delimited JSON-RPC on in and out until ctx
 // ends or in closes.
 func ServeStdio(ctx context.Context, srv *server.MCPServer, in io.Reader, out io.Writer) error {
+	return ServeStdioWhenReady(ctx, srv, in, out, nil)
+}
+
+// ServeStdioWhenReady is ServeStdio for a server still declaring its
+// tools (tools.Server.MCPServerFirst): initialize is answered at once,
+// and every other message waits until ready is closed (nil: ready).
+func ServeStdioWhenReady(ctx context.Context, srv *server.MCPServer, in io.Reader, out io.Writer, ready <-chan struct{}) error {
 	s := server.NewStdioServer(srv)
 	s.SetErrorLogger(slog.NewLogLogger(slog.Default().Handler(), slog.LevelError)) // the process's one logger
 	lw := &lineLifter{w: out}
-	return s.Listen(ctx, precheckLines(in, lw, srv), lw)
+	return s.Listen(ctx, precheckLines(in, lw, srv, ready), lw)
 }
 
 // HTTPOptions configure the streamable HTTP endpoint.
