@@ -58,29 +58,23 @@ function beside it.`,
 			return err
 		}
 		s.MaxResponseBytes = cfg.MaxResponseBytes
-		if cfg.HTTP == "" {
-			// Over stdio initialize is answered while the tools are
-			// declared, and the vault's loads start once it is (or soon
-			// anyway, for a client that sends something else first).
-			srv, declare, err := s.MCPServerFirst(version, cfg.Profile)
-			if err != nil {
-				return err
-			}
-			declared := make(chan struct{})
-			go func() { declare(); close(declared) }()
-			if err := o.Opening(ctx); err != nil { // opened meanwhile
-				return err
-			}
-			time.AfterFunc(beginAfter, o.Begin)
-			return mcphttp.ServeStdioWhenReady(ctx, srv, os.Stdin, &afterFirstWrite{w: os.Stdout, fn: o.Begin}, declared)
-		}
-		srv, err := s.MCPServer(version, cfg.Profile)
+		// The tools are declared while the index opens, and over stdio
+		// while initialize is answered; the vault's loads start once it is
+		// (or soon anyway, for a client that sends something else first).
+		srv, declare, err := s.MCPServerFirst(version, cfg.Profile)
 		if err != nil {
 			return err
 		}
-		if err := o.Opening(ctx); err != nil {
+		declared := make(chan struct{})
+		go func() { declare(); close(declared) }()
+		if err := o.Opening(ctx); err != nil { // opened meanwhile
 			return err
 		}
+		if cfg.HTTP == "" {
+			time.AfterFunc(beginAfter, o.Begin)
+			return mcphttp.ServeStdioWhenReady(ctx, srv, os.Stdin, &afterFirstWrite{w: os.Stdout, fn: o.Begin}, declared)
+		}
+		<-declared
 		o.Begin()
 		ln, err := listen(cfg.HTTP)
 		if err != nil {
