@@ -9,6 +9,11 @@
 //              delivers it (time spent in sheaf plus the pipe)
 //   again      callTool repeating the search just made (served from the
 //              server's ranking cache)
+//   new-words  callTool with two words of the vault not searched before in
+//              the run (common ones: its most frequent words after the
+//              bench's own), so nothing the server caches can serve it: a
+//              search of words the server has not seen since it started or
+//              since the vault last changed
 // with, for each, the mean CPU time a call cost the server (its threads'
 // time from /proc, Linux only) and this client (process.cpuUsage), and the
 // mean size of a response (JSON bytes, and of its text copy). The first
@@ -87,9 +92,9 @@ const lanes = {
   raw,
 };
 const names = Object.keys(lanes);
-const times = { callTool: [], request: [], raw: [], again: [] };
+const times = { callTool: [], request: [], raw: [], again: [], "new-words": [] };
 const cpu = { client: {}, server: {} }; // CPU ms summed per lane
-for (const lane of [...names, "again"]) cpu.client[lane] = cpu.server[lane] = 0;
+for (const lane of [...names, "again", "new-words"]) cpu.client[lane] = cpu.server[lane] = 0;
 
 // serverCPU is the CPU time (ms) the server's threads have used so far:
 // what a call costs in the server, whatever else the machine is doing.
@@ -142,6 +147,29 @@ for (let i = 0; i < n * names.length; i++) {
 for (let i = 0; i < n; i++) {
   await lanes.callTool(query(i));
   await timed("again", lanes.callTool, query(i));
+}
+// new-words: pairs of the vault's most frequent words after the bench's
+// own, each searched once.
+const counts = new Map();
+let files = 0;
+(function walk(dir) {
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (files >= 2000 || e.name.startsWith(".")) continue;
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) walk(p);
+    else if (e.name.endsWith(".md")) {
+      files++;
+      const seen = new Set(fs.readFileSync(p, "utf8").toLowerCase().match(/[a-z]{4,}/g) ?? []);
+      for (const w of seen) counts.set(w, (counts.get(w) ?? 0) + 1);
+    }
+  }
+})(path.resolve(vault));
+const fresh = [...counts.entries()].filter(([w]) => !words.some((b) => w.startsWith(b) || b.startsWith(w)))
+  .sort((a, b) => b[1] - a[1]).map(([w]) => w);
+const prefixed = (w, i) => fresh.slice(0, i).some((o) => w.startsWith(o) || o.startsWith(w));
+const unique = fresh.filter((w, i) => !prefixed(w, i)).slice(0, 2 * n); // bare words match as prefixes
+for (let i = 0; i + 1 < unique.length; i += 2) {
+  await timed("new-words", lanes.callTool, { query: `${unique[i]} ${unique[i + 1]}` });
 }
 await client.close();
 

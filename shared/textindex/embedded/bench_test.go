@@ -199,19 +199,32 @@ func BenchmarkSearch(b *testing.B) {
 		parse("passages-common", v[2], textindex.Options{Limit: 25, Unit: textindex.Passages}),
 		{"question", textindex.QuestionQuery(fmt.Sprintf("how does %s relate to %s and %s?", v[50], v[500], v[5000])), top},
 	}
-	// run searches qs in turn; with cached false each search starts with
-	// an empty ranking cache, as a search not made before does.
-	run := func(b *testing.B, qs []qspec, cached bool) {
+	// run searches qs in turn. Each search starts with what keep says is
+	// cached: nothing (a search whose words were not searched since the
+	// index last changed), the words' postings (termCache: a new search of
+	// words searched before), or the rankings too (the same search again).
+	type cached int
+	const (
+		nothing cached = iota
+		postings
+		rankings
+	)
+	run := func(b *testing.B, qs []qspec, keep cached) {
 		var lat []time.Duration
 		i := 0
 		cpu0 := cpuTime()
 		for b.Loop() {
 			s := qs[i%len(qs)]
 			i++
-			if !cached {
+			if keep < rankings {
 				ix.ranks.mu.Lock()
 				ix.ranks.entries = nil
 				ix.ranks.mu.Unlock()
+			}
+			if keep < postings {
+				ix.terms.mu.Lock()
+				ix.terms.entries, ix.terms.postings = nil, 0
+				ix.terms.mu.Unlock()
 			}
 			t0 := time.Now()
 			res, err := ix.Search(ctx, s.q, s.opts)
@@ -231,18 +244,20 @@ func BenchmarkSearch(b *testing.B) {
 		b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
 		b.ReportMetric(ms(lat[len(lat)-1]), "max-ms")
 	}
-	b.Run("mix", func(b *testing.B) { run(b, mix, false) })
+	b.Run("mix", func(b *testing.B) { run(b, mix, nothing) })
+	b.Run("mix-words-seen", func(b *testing.B) { run(b, mix, postings) })
 	for _, s := range mix {
-		b.Run(s.name, func(b *testing.B) { run(b, []qspec{s}, false) })
+		b.Run(s.name, func(b *testing.B) { run(b, []qspec{s}, nothing) })
 	}
+	b.Run("two-common-words-seen", func(b *testing.B) { run(b, mix[1:2], postings) })
 	// The same search again, and its first five pages in turn: served
 	// from the ranking cache (see rankCache).
-	b.Run("two-common-again", func(b *testing.B) { run(b, mix[1:2], true) })
+	b.Run("two-common-again", func(b *testing.B) { run(b, mix[1:2], rankings) })
 	var pages []qspec
 	for p := range 5 {
 		pages = append(pages, qspec{"two-common-pages", mix[1].q, textindex.Options{Limit: 10, Offset: 10 * p}})
 	}
-	b.Run("two-common-pages", func(b *testing.B) { run(b, pages, true) })
+	b.Run("two-common-pages", func(b *testing.B) { run(b, pages, rankings) })
 }
 
 // BenchmarkRankParts splits the ranking query of a plain search for two
@@ -339,8 +354,10 @@ func BenchmarkAsk(b *testing.B) {
 // of its 20 words, 25 hits, the ranking cache emptied before each: a
 // search not made before) on an existing index: SHEAF_BENCH_INDEX names a
 // copy of the index.db of a `sheaf serve --state` folder, e.g. that of the
-// 10k bench vault. With SHEAF_BENCH_AGAIN set it repeats one search, served
-// from the ranking cache.
+// 10k bench vault. The words' postings stay cached (termCache), as in a
+// server that searched them before; SHEAF_BENCH_COLD empties that cache too
+// before each search. With SHEAF_BENCH_AGAIN set it repeats one search,
+// served from the ranking cache.
 func BenchmarkSearchIndexFile(b *testing.B) {
 	path := os.Getenv("SHEAF_BENCH_INDEX")
 	if path == "" {
@@ -353,7 +370,7 @@ func BenchmarkSearchIndexFile(b *testing.B) {
 	defer ix.Close()
 	words := []string{"note", "project", "meeting", "idea", "research", "plan", "review", "design", "test", "data",
 		"garden", "travel", "book", "music", "health", "budget", "team", "launch", "draft", "summary"}
-	again := os.Getenv("SHEAF_BENCH_AGAIN") != ""
+	again, cold := os.Getenv("SHEAF_BENCH_AGAIN") != "", os.Getenv("SHEAF_BENCH_COLD") != ""
 	ctx := context.Background()
 	i := 0
 	cpu0 := cpuTime()
@@ -366,6 +383,11 @@ func BenchmarkSearchIndexFile(b *testing.B) {
 			ix.ranks.mu.Lock()
 			ix.ranks.entries = nil
 			ix.ranks.mu.Unlock()
+		}
+		if cold {
+			ix.terms.mu.Lock()
+			ix.terms.entries, ix.terms.postings = nil, 0
+			ix.terms.mu.Unlock()
 		}
 		if _, err := ix.Search(ctx, textindex.ParseQuery(q), textindex.Options{Limit: 25}); err != nil {
 			b.Fatal(err)

@@ -62,6 +62,9 @@ func (ix *Index) search(ctx context.Context, q textindex.Query, expr string, uni
 	}
 	from += ` WHERE notes_fts MATCH ?` + where
 	r := ranking{ix: ix, from: from, args: append([]any{expr}, args...)}
+	if where == "" {
+		r.terms = plainTerms(q)
+	}
 	if unit == textindex.Passages {
 		return ix.searchPassages(ctx, q, r, limit, offset)
 	}
@@ -165,6 +168,8 @@ type ranking struct {
 	ix   *Index
 	from string
 	args []any
+
+	terms *termQuery // the search as phrases, when termCache can rank it
 }
 
 // ranked is one note of a ranking.
@@ -176,7 +181,17 @@ type ranked struct {
 // rank returns up to limit notes from offset on, best first, and the number
 // of matching notes (0 when no row is returned).
 func (r ranking) rank(ctx context.Context, limit, offset int) ([]ranked, int, error) {
-	return r.rankIn(ctx, "notes_fts", limit, offset)
+	if r.terms == nil {
+		return r.rankIn(ctx, "notes_fts", limit, offset)
+	}
+	out, total, missing, err := r.ix.rankTerms(ctx, r.terms, limit, offset)
+	if err != nil || missing == nil {
+		return out, total, err
+	}
+	if out, total, err = r.rankIn(ctx, "notes_fts", limit, offset); err == nil {
+		r.ix.fillTerms(missing, total)
+	}
+	return out, total, err
 }
 
 // rankIn is rank over the FTS5 table the ranking's query matches.

@@ -1,0 +1,477 @@
+package embedded
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sheaf-dev/sheaf/shared/textindex"
+)
+
+// A plain search for common words ranks thousands of matches: FTS5
+// computes BM25 for each, about 2 µs a match, so two words that most notes
+// of a 10k-note vault hold cost 10 ms whatever the page. FTS5's BM25 of an
+// expression is a sum over its phrases, and each phrase's term (its idf,
+// from the rows holding the phrase; its frequency in the row) does not
+// depend on the rest of the expression. So a plain search ranks exactly as
+// FTS5 does from each phrase's scores alone, and termCache keeps those:
+// a search whose words were searched before is a merge in Go. Reading a
+// phrase's scores costs about as much as a search, so a search with a
+// phrase not cached is ranked by FTS5, as before, and its phrases are read
+// in the background for the searches that follow (fillTerms says when). The sums are
+// the same floating-point additions in the same order, so every score is
+// FTS5's bit for bit; notes of equal score come in rowid order.
+//
+// Entries are used only while the index is unchanged, as in rankCache:
+// this process's write counter and FTS5's structure record must both be
+// what they were when the entries were read.
+type termCache struct {
+	mu        sync.Mutex
+	gen       uint64
+	structure []byte
+	entries   map[string]*termEntry
+	postings  int    // held by all entries
+	clock     uint64 // last use, for eviction
+	budget    int    // postings kept at most; 0 is termCacheBudget
+	filling   atomic.Bool
+	seen      map[string]bool // phrases of searches FTS5 ranked, up to maxSeen
+}
+
+// maxSeen bounds the phrases remembered as searched once; past it, the
+// memory starts again empty.
+const maxSeen = 4096
+
+type termEntry struct {
+	postings
+	used uint64
+}
+
+// postings are the notes holding one phrase and the phrase's own BM25
+// there (FTS5's rank of a search for the phrase alone: negative, lower is
+// better), by ascending note id.
+type postings struct {
+	ids    []int64
+	scores []float64
+}
+
+// termCacheBudget bounds the postings kept (16 bytes each, so 16 MB): a
+// word held by every note of a 10k-note vault takes 10k. A phrase with more
+// than half the budget is used for its search but not kept.
+const termCacheBudget = 1 << 20
+
+// maxTermPhrases bounds the phrases of a search ranked from the cache.
+const maxTermPhrases = 8
+
+// termQuery is a plain search as its phrases: FTS5 expressions of one
+// term each (termExpr), in the order they appear in the search's MATCH
+// expression. Either one conjunction (all of all, none of not) or a
+// disjunction of single terms (any of all, when not is empty and any is
+// set).
+type termQuery struct {
+	all, not []string
+	any      bool
+}
+
+// plainTerms returns q as a termQuery, or nil when the cache cannot rank
+// it: more than one conjunction with more than one term (FTS5 does not
+// count the words of a conjunction that failed), NOT in a disjunction, or
+// too many phrases. The phrases are checked against matchExpr(q), the
+// expression FTS5 would rank, so the two can never disagree.
+func plainTerms(q textindex.Query) *termQuery {
+	var conjs [][2][]string
+	for _, c := range q.Any {
+		var all, not []string
+		for _, t := range c.All {
+			if e := termExpr(t); e != "" {
+				all = append(all, e)
+			}
+		}
+		if len(all) == 0 {
+			continue
+		}
+		for _, t := range c.Not {
+			if e := termExpr(t); e != "" {
+				not = append(not, e)
+			}
+		}
+		conjs = append(conjs, [2][]string{all, not})
+	}
+	var tq termQuery
+	switch {
+	case len(conjs) == 1:
+		tq.all, tq.not = conjs[0][0], conjs[0][1]
+	case len(conjs) > 1:
+		tq.any = true
+		for _, c := range conjs {
+			if len(c[0]) != 1 || len(c[1]) != 0 {
+				return nil
+			}
+			tq.all = append(tq.all, c[0][0])
+		}
+	default:
+		return nil
+	}
+	if len(tq.all)+len(tq.not) > maxTermPhrases || tq.expr() != matchExpr(q) {
+		return nil
+	}
+	return &tq
+}
+
+// expr is the MATCH expression of tq, as matchExpr writes it.
+func (tq *termQuery) expr() string {
+	if !tq.any {
+		s := "(" + strings.Join(tq.all, " AND ") + ")"
+		for _, n := range tq.not {
+			s += " NOT " + n
+		}
+		return s
+	}
+	conjs := make([]string, len(tq.all))
+	for i, t := range tq.all {
+		conjs[i] = "((" + t + "))"
+	}
+	return strings.Join(conjs, " OR ")
+}
+
+// rankTerms ranks tq from its phrases' cached postings: up to limit notes
+// from offset on, best first, and the number of matching notes (0 when no
+// note is returned), as rank does. When a phrase is not cached it returns
+// the phrases missing instead, for the caller to rank with FTS5 (and, if
+// that was costly, to fill them in: fillTerms).
+func (ix *Index) rankTerms(ctx context.Context, tq *termQuery, limit, offset int) (_ []ranked, total int, missing []string, _ error) {
+	phrases := append(slices.Clip(tq.all), tq.not...)
+	lists, missing, err := ix.termPostings(ctx, phrases)
+	if err != nil || missing != nil {
+		return nil, 0, missing, err
+	}
+	var matches []ranked
+	if tq.any {
+		matches = union(lists)
+	} else {
+		matches = intersect(lists[:len(tq.all)], lists[len(tq.all):])
+	}
+	top := bestFirst(matches, offset+limit)
+	if offset >= len(top) {
+		return nil, 0, nil, nil
+	}
+	return top[offset:min(offset+limit, len(top))], len(matches), nil, nil
+}
+
+// termPostings returns the cached postings of each phrase, all of the
+// index as it is now, or the phrases that are not cached.
+func (ix *Index) termPostings(ctx context.Context, phrases []string) ([]postings, []string, error) {
+	gen, structure, err := ix.indexState(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := &ix.terms
+	lists := make([]postings, len(phrases))
+	var missing []string
+	c.mu.Lock()
+	if c.gen != gen || !bytes.Equal(c.structure, structure) {
+		c.gen, c.structure, c.entries, c.postings = gen, structure, nil, 0
+	}
+	for i, p := range phrases {
+		if e, ok := c.entries[p]; ok {
+			c.clock++
+			e.used = c.clock
+			lists[i] = e.postings
+		} else if !slices.Contains(missing, p) {
+			missing = append(missing, p)
+		}
+	}
+	c.mu.Unlock()
+	if len(missing) > 0 {
+		return nil, missing, nil
+	}
+	return lists, nil, nil
+}
+
+// fillMatches is how many notes a search ranked by FTS5 must match for
+// its phrases to be worth caching: below it, FTS5 ranks in well under a
+// millisecond.
+const fillMatches = 256
+
+// fillTerms reads the postings of the phrases into the cache in the
+// background, when a search ranked by FTS5 matched at least fillMatches
+// notes. Only phrases searched before are read (a word searched once is
+// not worth the read, about as costly as its search), and one fill runs
+// at a time (one asked for meanwhile is dropped: the next search asks
+// again). Close cancels it and waits.
+func (ix *Index) fillTerms(phrases []string, matched int) {
+	if matched < fillMatches {
+		return
+	}
+	c := &ix.terms
+	c.mu.Lock()
+	var again []string
+	for _, p := range phrases {
+		if c.seen[p] {
+			again = append(again, p)
+		} else {
+			if len(c.seen) >= maxSeen || c.seen == nil {
+				c.seen = map[string]bool{}
+			}
+			c.seen[p] = true
+		}
+	}
+	c.mu.Unlock()
+	if len(again) == 0 || !c.filling.CompareAndSwap(false, true) {
+		return
+	}
+	phrases = again
+	ix.bg.Add(1)
+	go func() {
+		defer ix.bg.Done()
+		defer c.filling.Store(false)
+		ctx := ix.bgCtx
+		gen, structure, err := ix.indexState(ctx)
+		if err != nil {
+			return
+		}
+		lists := make([]postings, len(phrases))
+		for i, p := range phrases {
+			if lists[i], err = ix.readPostings(ctx, p); err != nil {
+				return
+			}
+		}
+		// Postings read one by one describe one state only if the index
+		// did not change meanwhile.
+		gen2, structure2, err := ix.indexState(ctx)
+		if err != nil || gen2 != gen || !bytes.Equal(structure2, structure) {
+			return
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.gen != gen || !bytes.Equal(c.structure, structure) {
+			c.gen, c.structure, c.entries, c.postings = gen, structure, nil, 0
+		}
+		for i, p := range phrases {
+			c.add(p, lists[i])
+		}
+	}()
+}
+
+// indexState returns what a cached ranking depends on: this process's
+// write counter and FTS5's structure record. Read the counter first: a
+// write in between makes what is read next look older, never newer.
+func (ix *Index) indexState(ctx context.Context) (uint64, []byte, error) {
+	gen := ix.gen.Load()
+	var structure []byte
+	err := ix.queryRow(ctx, `SELECT block FROM notes_fts_data WHERE id = 10`, nil, &structure)
+	return gen, structure, err
+}
+
+// readPostings reads one phrase's postings from FTS5.
+func (ix *Index) readPostings(ctx context.Context, phrase string) (postings, error) {
+	rows, err := ix.query(ctx, `SELECT rowid, rank FROM notes_fts WHERE notes_fts MATCH ?`, phrase)
+	if err != nil {
+		return postings{}, err
+	}
+	var p postings
+	for rows.Next() {
+		var id int64
+		var s float64
+		if err := rows.Scan(&id, &s); err != nil {
+			rows.Close()
+			return postings{}, err
+		}
+		p.ids, p.scores = append(p.ids, id), append(p.scores, s)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return postings{}, err
+	}
+	if !slices.IsSorted(p.ids) { // FTS5 reads a MATCH in rowid order
+		sortPostings(&p)
+	}
+	return p, nil
+}
+
+func sortPostings(p *postings) {
+	idx := make([]int, len(p.ids))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return compareInt64(p.ids[a], p.ids[b]) })
+	ids, scores := make([]int64, len(idx)), make([]float64, len(idx))
+	for i, j := range idx {
+		ids[i], scores[i] = p.ids[j], p.scores[j]
+	}
+	p.ids, p.scores = ids, scores
+}
+
+// add keeps p for phrase, evicting the least recently used entries to stay
+// within the budget. c.mu is held.
+func (c *termCache) add(phrase string, p postings) {
+	n, budget := len(p.ids), c.budget
+	if budget == 0 {
+		budget = termCacheBudget
+	}
+	if n > budget/2 {
+		return
+	}
+	if c.entries == nil {
+		c.entries = map[string]*termEntry{}
+	}
+	if old, ok := c.entries[phrase]; ok {
+		c.postings -= len(old.ids)
+	}
+	for c.postings+n > budget {
+		var oldest string
+		var used uint64
+		for k, e := range c.entries {
+			if oldest == "" || e.used < used {
+				oldest, used = k, e.used
+			}
+		}
+		c.postings -= len(c.entries[oldest].ids)
+		delete(c.entries, oldest)
+	}
+	c.clock++
+	c.entries[phrase] = &termEntry{postings: p, used: c.clock}
+	c.postings += n
+}
+
+// intersect returns the notes holding every list of all and none of not,
+// each scored by the sum of its phrases' scores in phrase order (the not
+// phrases add FTS5's exact 0.0 there, so they are left out).
+func intersect(all, not []postings) []ranked {
+	shortest := 0
+	for i, l := range all {
+		if len(l.ids) < len(all[shortest].ids) {
+			shortest = i
+		}
+	}
+	at := make([]int, len(all)+len(not)) // cursors: every list is read in id order
+	var out []ranked
+next:
+	for _, id := range all[shortest].ids {
+		score := 0.0
+		for i, l := range all {
+			j, ok := seek(l.ids, at[i], id)
+			at[i] = j
+			if !ok {
+				continue next
+			}
+			if i == 0 {
+				score = l.scores[j]
+			} else {
+				score += l.scores[j]
+			}
+		}
+		for i, l := range not {
+			j, ok := seek(l.ids, at[len(all)+i], id)
+			at[len(all)+i] = j
+			if ok {
+				continue next
+			}
+		}
+		out = append(out, ranked{id: id, score: score})
+	}
+	return out
+}
+
+// union returns the notes holding any of lists, each scored by the sum of
+// the scores of the phrases it holds, in phrase order.
+func union(lists []postings) []ranked {
+	at := make([]int, len(lists))
+	var out []ranked
+	for {
+		id, any := int64(0), false
+		for i, l := range lists {
+			if at[i] < len(l.ids) && (!any || l.ids[at[i]] < id) {
+				id, any = l.ids[at[i]], true
+			}
+		}
+		if !any {
+			return out
+		}
+		score, first := 0.0, true
+		for i, l := range lists {
+			if at[i] < len(l.ids) && l.ids[at[i]] == id {
+				if first {
+					score, first = l.scores[at[i]], false
+				} else {
+					score += l.scores[at[i]]
+				}
+				at[i]++
+			}
+		}
+		out = append(out, ranked{id: id, score: score})
+	}
+}
+
+// seek returns the first index from i on whose id is at least id, and
+// whether it is id.
+func seek(ids []int64, i int, id int64) (int, bool) {
+	// Gallop from i: the ids asked for rise, usually by a little.
+	step := 1
+	for i+step < len(ids) && ids[i+step] < id {
+		i += step
+		step *= 2
+	}
+	j, ok := slices.BinarySearch(ids[i:min(i+step+1, len(ids))], id)
+	return i + j, ok
+}
+
+// bestFirst returns the n best of rs (lowest score first, then lowest
+// id), sorted.
+func bestFirst(rs []ranked, n int) []ranked {
+	cmp := func(a, b ranked) int {
+		if a.score != b.score {
+			if a.score < b.score {
+				return -1
+			}
+			return 1
+		}
+		return compareInt64(a.id, b.id)
+	}
+	if n >= len(rs) {
+		slices.SortFunc(rs, cmp)
+		return rs
+	}
+	// Keep the n best in a max-heap of the worst kept at the root.
+	h := slices.Clone(rs[:n])
+	worse := func(i, j int) bool { return cmp(h[i], h[j]) > 0 }
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= n {
+				return
+			}
+			if r := l + 1; r < n && worse(r, l) {
+				l = r
+			}
+			if !worse(l, i) {
+				return
+			}
+			h[i], h[l] = h[l], h[i]
+			i = l
+		}
+	}
+	for i := n/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for _, r := range rs[n:] {
+		if n > 0 && cmp(r, h[0]) < 0 {
+			h[0] = r
+			down(0)
+		}
+	}
+	slices.SortFunc(h, cmp)
+	return h
+}
+
+func compareInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

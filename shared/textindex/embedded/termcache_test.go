@@ -1,0 +1,369 @@
+package embedded
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sheaf-dev/sheaf/shared/textindex"
+)
+
+// wordDocs are n notes of words drawn from a small vocabulary, so that
+// searches match many notes, with many equal scores among them.
+func wordDocs(n int, seed uint64) []textindex.Doc {
+	vocab := strings.Fields("apple apricot banana berry cherry date fig grape kiwi lemon lime mango melon olive orange pear plum quince")
+	rng := rand.New(rand.NewPCG(seed, 1))
+	words := func(k int) string {
+		w := make([]string, k)
+		for i := range w {
+			w[i] = vocab[rng.IntN(len(vocab))]
+		}
+		return strings.Join(w, " ")
+	}
+	docs := make([]textindex.Doc, n)
+	for i := range docs {
+		docs[i] = textindex.Doc{
+			Path:  fmt.Sprintf("n%03d.md", i),
+			Title: words(1 + rng.IntN(3)),
+			Tags:  []string{vocab[rng.IntN(len(vocab))]},
+			Body:  words(rng.IntN(40)) + "\n\n## " + words(2) + "\n\n" + words(rng.IntN(60)),
+		}
+	}
+	return docs
+}
+
+// sameRanking reports how got differs from want, FTS5's ranking: the same
+// scores bit for bit in the same places, and the same notes in each run of
+// equal scores (FTS5 leaves their order open; the cache sorts them by id).
+func sameRanking(got, want []ranked) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%d notes, FTS5 %d", len(got), len(want))
+	}
+	for i := 0; i < len(want); {
+		j := i
+		for j < len(want) && want[j].score == want[i].score {
+			j++
+		}
+		var g, w []int64
+		for k := i; k < j; k++ {
+			if got[k].score != want[k].score {
+				return fmt.Errorf("place %d: score %v, FTS5 %v", k, got[k].score, want[k].score)
+			}
+			g, w = append(g, got[k].id), append(w, want[k].id)
+		}
+		slices.Sort(g)
+		slices.Sort(w)
+		if !slices.Equal(g, w) {
+			return fmt.Errorf("places %d-%d (score %v): notes %v, FTS5 %v", i, j-1, want[i].score, g, w)
+		}
+		if !slices.IsSortedFunc(got[i:j], func(a, b ranked) int { return compareInt64(a.id, b.id) }) {
+			return fmt.Errorf("places %d-%d: equal scores not in id order", i, j-1)
+		}
+		i = j
+	}
+	return nil
+}
+
+// rankCached is rankTerms once the search's phrases are cached.
+func rankCached(t *testing.T, ix *Index, tq *termQuery, limit, offset int) ([]ranked, int) {
+	t.Helper()
+	for range 3 {
+		out, total, missing, err := ix.rankTerms(context.Background(), tq, limit, offset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if missing == nil {
+			return out, total
+		}
+		ix.fillTerms(missing, fillMatches) // as a costly search does, searched twice
+		ix.fillTerms(missing, fillMatches)
+		ix.bg.Wait()
+	}
+	t.Fatalf("%s: never cached", tq.expr())
+	return nil, 0
+}
+
+// A search ranked from the phrases' postings ranks every matching note as
+// FTS5 does: the same total, the same scores bit for bit, page by page.
+func TestTermRankingIsFTS5s(t *testing.T) {
+	ctx := context.Background()
+	ix, err := Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if err := ix.Upsert(ctx, wordDocs(300, 1)...); err != nil {
+		t.Fatal(err)
+	}
+	queries := []string{
+		"apple", "ap", "apple banana", "apple banana cherry", "pear plum quince kiwi",
+		"apple -banana", "apple banana NOT cherry NOT date", `"apple banana"`, `"apple banana" cherry`,
+		"apple OR banana", "apple OR banana OR ch", `"lime mango" OR olive`, "apple apple",
+		"zebra", "apple zebra", "zebra OR apple", "appl* ban", "a b c d e f g h", "APPLE Banana",
+	}
+	for _, s := range queries {
+		q := textindex.ParseQuery(s)
+		tq := plainTerms(q)
+		if tq == nil {
+			t.Fatalf("%q: not ranked from postings", s)
+		}
+		r := ranking{ix: ix, from: ` FROM notes_fts WHERE notes_fts MATCH ?`, args: []any{matchExpr(q)}}
+		want, wantTotal, err := r.rankIn(ctx, "notes_fts", 1000, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, total := rankCached(t, ix, tq, 1000, 0)
+		if total != wantTotal {
+			t.Fatalf("%q: total %d, FTS5 %d", s, total, wantTotal)
+		}
+		if err := sameRanking(got, want); err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		for _, page := range [][2]int{{10, 0}, {10, 10}, {7, 3}, {5, max(0, len(want)-2)}, {5, len(want) + 5}} {
+			p, ptotal := rankCached(t, ix, tq, page[0], page[1])
+			lo, hi := min(page[1], len(got)), min(page[1]+page[0], len(got))
+			if !slices.Equal(p, got[lo:hi]) || (len(p) > 0 && ptotal != total) || (len(p) == 0 && ptotal != 0) {
+				t.Fatalf("%q limit %d offset %d: %v (total %d), want %v (total %d)", s, page[0], page[1], p, ptotal, got[lo:hi], total)
+			}
+		}
+	}
+}
+
+// The same through Search: a costly search ranked by FTS5 a second time
+// fills the cache, and the next is ranked from it, with the same hits,
+// scores and total as FTS5's ranking. A cheap one is never cached.
+func TestSearchRankedFromPostings(t *testing.T) {
+	ctx := context.Background()
+	ix, err := Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if err := ix.Upsert(ctx, wordDocs(400, 2)...); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"melon", "melon olive", "melon OR olive", "melon -olive", `"melon olive"`} {
+		q := textindex.ParseQuery(s)
+		for _, unit := range []textindex.Unit{textindex.Notes, textindex.Passages} {
+			ix.terms = termCache{}
+			opts := textindex.Options{Limit: 500, Unit: unit}
+			var got textindex.Result
+			for range 3 {
+				ix.ranks = rankCache{}
+				if got, err = ix.Search(ctx, q, opts); err != nil {
+					t.Fatal(err)
+				}
+				ix.bg.Wait()
+			}
+			_, _, missing, err := ix.rankTerms(ctx, plainTerms(q), 1, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			matched := got.Total
+			if unit == textindex.Passages {
+				matched = len(uniquePaths(got.Hits))
+			}
+			if cached := missing == nil; cached != (matched >= fillMatches) {
+				t.Fatalf("%q %v: %d notes matched, cached %v", s, unit, matched, cached)
+			}
+			// FTS5's own ranking, as a filtered search is ranked.
+			ix.ranks = rankCache{}
+			want, err := ix.Search(ctx, q, textindex.Options{Limit: 500, Unit: unit, Filter: textindex.Filter{PathPrefix: "n"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Total != want.Total || len(got.Hits) != len(want.Hits) {
+				t.Fatalf("%q %v: total %d, %d hits; FTS5 %d, %d", s, unit, got.Total, len(got.Hits), want.Total, len(want.Hits))
+			}
+			g, w := map[string]float64{}, map[string]float64{}
+			for i := range got.Hits {
+				g[got.Hits[i].Path+fmt.Sprint(got.Hits[i].Passage)] = got.Hits[i].Score
+				w[want.Hits[i].Path+fmt.Sprint(want.Hits[i].Passage)] = want.Hits[i].Score
+			}
+			for k, v := range w {
+				if g[k] != v {
+					t.Fatalf("%q %v: %s scored %v, FTS5 %v", s, unit, k, g[k], v)
+				}
+			}
+		}
+	}
+}
+
+func uniquePaths(hits []textindex.Hit) map[string]bool {
+	m := map[string]bool{}
+	for _, h := range hits {
+		m[h.Path] = true
+	}
+	return m
+}
+
+// Searches that the postings cannot rank as FTS5 does go to FTS5.
+func TestPlainTermsRefuses(t *testing.T) {
+	for _, s := range []string{
+		"apple banana OR cherry", // a conjunction of two in a disjunction
+		"apple OR banana -cherry",
+		"a1 a2 a3 a4 a5 a6 a7 a8 a9",
+		"", "-apple", "!!!",
+	} {
+		if tq := plainTerms(textindex.ParseQuery(s)); tq != nil {
+			t.Errorf("%q: ranked from postings as %q", s, tq.expr())
+		}
+	}
+}
+
+// A write by this process or by another one on the same file is seen by
+// the next search, whose words' postings were cached before it.
+func TestTermCacheSeesWrites(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "index.db")
+	ix, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	other, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	docs := wordDocs(400, 3)
+	if err := ix.Upsert(ctx, docs...); err != nil {
+		t.Fatal(err)
+	}
+	// total searches s three times: ranked by FTS5 (the index changed
+	// since the cache was filled), again (which fills the cache), then
+	// from the postings that search read.
+	total := func(s string) int {
+		t.Helper()
+		var totals [3]int
+		for i := range totals {
+			ix.ranks = rankCache{} // only the term cache may remember
+			res, err := ix.Search(ctx, textindex.ParseQuery(s), textindex.Options{Limit: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			totals[i] = res.Total
+			ix.bg.Wait()
+		}
+		if totals[0] != totals[2] || totals[1] != totals[2] {
+			t.Fatalf("%q: totals %v, the last from the cache", s, totals)
+		}
+		if _, _, missing, err := ix.rankTerms(ctx, plainTerms(textindex.ParseQuery(s)), 1, 0); err != nil || missing != nil {
+			t.Fatalf("%q: not cached (%v)", s, err)
+		}
+		return totals[2]
+	}
+	before := total("xylophone OR apple")
+	for i, w := range []*Index{ix, other} {
+		doc := textindex.Doc{Path: fmt.Sprintf("new%d.md", i), Title: "xylophone", Body: "xylophone"}
+		if err := w.Upsert(ctx, doc); err != nil {
+			t.Fatal(err)
+		}
+		if got := total("xylophone OR apple"); got != before+i+1 {
+			t.Fatalf("after write %d: total %d, want %d", i, got, before+i+1)
+		}
+	}
+	if err := other.Delete(ctx, "new0.md"); err != nil {
+		t.Fatal(err)
+	}
+	if got := total("xylophone OR apple"); got != before+1 {
+		t.Fatalf("after the delete: total %d, want %d", got, before+1)
+	}
+}
+
+// The cache keeps at most its budget of postings, dropping the least
+// recently used phrases first.
+func TestTermCacheBudget(t *testing.T) {
+	c := termCache{budget: 10}
+	list := func(n int) postings { return postings{ids: make([]int64, n), scores: make([]float64, n)} }
+	c.add(`"a"`, list(4))
+	c.add(`"b"`, list(4))
+	c.entries[`"a"`].used = c.clock + 1 // a is used again
+	c.clock++
+	c.add(`"c"`, list(4)) // b goes
+	if _, ok := c.entries[`"b"`]; ok || c.postings != 8 || len(c.entries) != 2 {
+		t.Fatalf("entries %v, %d postings", c.entries, c.postings)
+	}
+	c.add(`"d"`, list(6)) // more than half the budget: not kept
+	if _, ok := c.entries[`"d"`]; ok || c.postings != 8 {
+		t.Fatalf("kept a phrase over half the budget: %d postings", c.postings)
+	}
+}
+
+func TestSeek(t *testing.T) {
+	ids := []int64{2, 3, 5, 8, 13, 21, 34, 55, 89}
+	for from := range ids {
+		for id := int64(0); id < 100; id++ {
+			want, ok := slices.BinarySearch(ids, id)
+			want = max(want, from)
+			if id < ids[from] {
+				continue // seek is only asked for ids past the cursor
+			}
+			got, gok := seek(ids, from, id)
+			if got != want || gok != (ok && want < len(ids) && ids[want] == id) {
+				t.Fatalf("seek from %d for %d: %d %v, want %d %v", from, id, got, gok, want, ok)
+			}
+		}
+	}
+}
+
+func TestBestFirst(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for range 200 {
+		rs := make([]ranked, rng.IntN(50))
+		for i := range rs {
+			rs[i] = ranked{id: int64(i), score: -float64(rng.IntN(8))}
+		}
+		all := slices.Clone(rs)
+		slices.SortStableFunc(all, func(a, b ranked) int {
+			if a.score != b.score {
+				if a.score < b.score {
+					return -1
+				}
+				return 1
+			}
+			return compareInt64(a.id, b.id)
+		})
+		n := rng.IntN(60)
+		got := bestFirst(slices.Clone(rs), n)
+		if want := all[:min(n, len(all))]; !slices.Equal(got, want) {
+			t.Fatalf("best %d of %v: %v, want %v", n, rs, got, want)
+		}
+	}
+}
+
+// A phrase is read into the cache the second time a costly search asks
+// for it, never for a cheap search.
+func TestFillTermsOnSecondSight(t *testing.T) {
+	ix, err := Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if err := ix.Upsert(context.Background(), wordDocs(20, 5)...); err != nil {
+		t.Fatal(err)
+	}
+	cached := func() int {
+		ix.bg.Wait()
+		ix.terms.mu.Lock()
+		defer ix.terms.mu.Unlock()
+		return len(ix.terms.entries)
+	}
+	ix.fillTerms([]string{`"apple"*`}, fillMatches-1)
+	ix.fillTerms([]string{`"apple"*`}, fillMatches-1)
+	if n := cached(); n != 0 {
+		t.Fatalf("a cheap search cached %d phrases", n)
+	}
+	ix.fillTerms([]string{`"pear"*`}, fillMatches)
+	if n := cached(); n != 0 {
+		t.Fatalf("a first search cached %d phrases", n)
+	}
+	ix.fillTerms([]string{`"pear"*`, `"plum"*`}, fillMatches)
+	if n := cached(); n != 1 {
+		t.Fatalf("the second search of pear (the first of plum) cached %d phrases, want 1", n)
+	}
+}
