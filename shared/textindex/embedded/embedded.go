@@ -136,10 +136,6 @@ type Index struct {
 	stats statsCache    // for Ask
 	ranks rankCache     // for plain searches
 	terms termCache     // for plain searches without filters
-
-	bgCtx    context.Context // background work (fillTerms), cancelled by Close
-	bgCancel context.CancelFunc
-	bg       sync.WaitGroup
 }
 
 var _ textindex.Index = (*Index)(nil)
@@ -149,7 +145,6 @@ var _ textindex.Index = (*Index)(nil)
 // another schema version is dropped and recreated empty.
 func Open(path string) (*Index, error) {
 	ix := &Index{stmts: map[string]*sql.Stmt{}}
-	ix.bgCtx, ix.bgCancel = context.WithCancel(context.Background())
 	if path == "" {
 		db, err := sql.Open("sqlite", ":memory:?_txlock=immediate")
 		if err != nil {
@@ -228,8 +223,6 @@ func (ix *Index) migrate(ctx context.Context) error {
 
 // Close releases the database. The Index must not be used afterwards.
 func (ix *Index) Close() error {
-	ix.bgCancel()
-	ix.bg.Wait()
 	ix.mu.Lock()
 	for _, s := range ix.stmts {
 		s.Close()

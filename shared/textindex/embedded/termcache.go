@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 )
@@ -20,9 +19,10 @@ import (
 // depend on the rest of the expression. So a plain search ranks exactly as
 // FTS5 does from each phrase's scores alone, and termCache keeps those:
 // a search whose words were searched before is a merge in Go. Reading a
-// phrase's scores costs about as much as a search, so a search with a
-// phrase not cached is ranked by FTS5, as before, and its phrases are read
-// in the background for the searches that follow (fillTerms says when). The sums are
+// phrase's scores costs about as much as FTS5's ranking of it alone, so a
+// search of one phrase always reads them; a search of several reads a
+// phrase only the second time a costly search asks for it (searched says
+// when), and until then FTS5 ranks it as before. The sums are
 // the same floating-point additions in the same order, so every score is
 // FTS5's bit for bit; notes of equal score come in rowid order.
 //
@@ -36,14 +36,13 @@ type termCache struct {
 	entries   map[string]*termEntry
 	postings  int    // held by all entries
 	clock     uint64 // last use, for eviction
-	budget    int    // postings kept at most; 0 is termCacheBudget
-	filling   atomic.Bool
-	seen      map[string]bool // phrases of searches FTS5 ranked, up to maxSeen
+	budget    int             // postings kept at most; 0 is termCacheBudget
+	costly    map[string]bool // phrases of searches FTS5 ranked that matched many notes
 }
 
-// maxSeen bounds the phrases remembered as searched once; past it, the
-// memory starts again empty.
-const maxSeen = 4096
+// maxCostly bounds the phrases remembered in costly; past it, the memory
+// starts again empty.
+const maxCostly = 4096
 
 type termEntry struct {
 	postings
@@ -137,16 +136,17 @@ func (tq *termQuery) expr() string {
 	return strings.Join(conjs, " OR ")
 }
 
-// rankTerms ranks tq from its phrases' cached postings: up to limit notes
-// from offset on, best first, and the number of matching notes (0 when no
-// note is returned), as rank does. When a phrase is not cached it returns
-// the phrases missing instead, for the caller to rank with FTS5 (and, if
-// that was costly, to fill them in: fillTerms).
-func (ix *Index) rankTerms(ctx context.Context, tq *termQuery, limit, offset int) (_ []ranked, total int, missing []string, _ error) {
+// rankTerms ranks tq from its phrases' postings: up to limit notes from
+// offset on, best first, and the number of matching notes (0 when no note
+// is returned), as rank does. It reads the postings it lacks only when
+// each was asked for before by a search that matched many notes (see
+// worthReading); otherwise it returns ok false for the caller to rank
+// with FTS5 and tell the cache what that matched (searched).
+func (ix *Index) rankTerms(ctx context.Context, tq *termQuery, limit, offset int) (_ []ranked, total int, ok bool, _ error) {
 	phrases := append(slices.Clip(tq.all), tq.not...)
-	lists, missing, err := ix.termPostings(ctx, phrases)
-	if err != nil || missing != nil {
-		return nil, 0, missing, err
+	lists, ok, err := ix.termPostings(ctx, phrases)
+	if err != nil || !ok {
+		return nil, 0, ok, err
 	}
 	var matches []ranked
 	if tq.any {
@@ -156,21 +156,24 @@ func (ix *Index) rankTerms(ctx context.Context, tq *termQuery, limit, offset int
 	}
 	top := bestFirst(matches, offset+limit)
 	if offset >= len(top) {
-		return nil, 0, nil, nil
+		return nil, 0, true, nil
 	}
-	return top[offset:min(offset+limit, len(top))], len(matches), nil, nil
+	return top[offset:min(offset+limit, len(top))], len(matches), true, nil
 }
 
-// termPostings returns the cached postings of each phrase, all of the
-// index as it is now, or the phrases that are not cached.
-func (ix *Index) termPostings(ctx context.Context, phrases []string) ([]postings, []string, error) {
+// termPostings returns the postings of each phrase, all of the index as
+// it is now: from the cache, or read from FTS5 when every phrase missing
+// is worth reading. ok is false when one is not. The one phrase of a
+// search of one is always worth reading: that costs what FTS5's ranking
+// of it does.
+func (ix *Index) termPostings(ctx context.Context, phrases []string) ([]postings, bool, error) {
 	gen, structure, err := ix.indexState(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, false, err
 	}
 	c := &ix.terms
 	lists := make([]postings, len(phrases))
-	var missing []string
+	var missing []int
 	c.mu.Lock()
 	if c.gen != gen || !bytes.Equal(c.structure, structure) {
 		c.gen, c.structure, c.entries, c.postings = gen, structure, nil, 0
@@ -180,80 +183,65 @@ func (ix *Index) termPostings(ctx context.Context, phrases []string) ([]postings
 			c.clock++
 			e.used = c.clock
 			lists[i] = e.postings
-		} else if !slices.Contains(missing, p) {
-			missing = append(missing, p)
+		} else if len(phrases) > 1 && !c.costly[p] {
+			c.mu.Unlock()
+			return nil, false, nil
+		} else {
+			missing = append(missing, i)
 		}
 	}
 	c.mu.Unlock()
-	if len(missing) > 0 {
-		return nil, missing, nil
+	if len(missing) == 0 {
+		return lists, true, nil
 	}
-	return lists, nil, nil
+	for _, i := range missing {
+		if lists[i], err = ix.readPostings(ctx, phrases[i]); err != nil {
+			return nil, false, err
+		}
+	}
+	// Postings read one by one describe one state only if the index did
+	// not change meanwhile.
+	gen2, structure2, err := ix.indexState(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if gen2 != gen || !bytes.Equal(structure2, structure) {
+		return nil, false, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen == gen && bytes.Equal(c.structure, structure) {
+		for _, i := range missing {
+			c.add(phrases[i], lists[i])
+		}
+	}
+	return lists, true, nil
 }
 
 // fillMatches is how many notes a search ranked by FTS5 must match for
-// its phrases to be worth caching: below it, FTS5 ranks in well under a
+// its phrases to be worth reading: below it, FTS5 ranks in well under a
 // millisecond.
 const fillMatches = 256
 
-// fillTerms reads the postings of the phrases into the cache in the
-// background, when a search ranked by FTS5 matched at least fillMatches
-// notes. Only phrases searched before are read (a word searched once is
-// not worth the read, about as costly as its search), and one fill runs
-// at a time (one asked for meanwhile is dropped: the next search asks
-// again). Close cancels it and waits.
-func (ix *Index) fillTerms(phrases []string, matched int) {
+// searched tells the cache that FTS5 ranked a search of phrases, which
+// matched that many notes. Reading a phrase's postings costs about as much
+// as a search of it alone, more than FTS5's ranking of several, so a
+// phrase of such a search is read only when a search asks for it again
+// after one that matched at least fillMatches notes: a word searched once,
+// or only in cheap searches, is never read for a search of several.
+func (ix *Index) searched(phrases []string, matched int) {
 	if matched < fillMatches {
 		return
 	}
 	c := &ix.terms
 	c.mu.Lock()
-	var again []string
+	defer c.mu.Unlock()
+	if c.costly == nil || len(c.costly)+len(phrases) > maxCostly {
+		c.costly = map[string]bool{}
+	}
 	for _, p := range phrases {
-		if c.seen[p] {
-			again = append(again, p)
-		} else {
-			if len(c.seen) >= maxSeen || c.seen == nil {
-				c.seen = map[string]bool{}
-			}
-			c.seen[p] = true
-		}
+		c.costly[p] = true
 	}
-	c.mu.Unlock()
-	if len(again) == 0 || !c.filling.CompareAndSwap(false, true) {
-		return
-	}
-	phrases = again
-	ix.bg.Add(1)
-	go func() {
-		defer ix.bg.Done()
-		defer c.filling.Store(false)
-		ctx := ix.bgCtx
-		gen, structure, err := ix.indexState(ctx)
-		if err != nil {
-			return
-		}
-		lists := make([]postings, len(phrases))
-		for i, p := range phrases {
-			if lists[i], err = ix.readPostings(ctx, p); err != nil {
-				return
-			}
-		}
-		// Postings read one by one describe one state only if the index
-		// did not change meanwhile.
-		gen2, structure2, err := ix.indexState(ctx)
-		if err != nil || gen2 != gen || !bytes.Equal(structure2, structure) {
-			return
-		}
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.gen != gen || !bytes.Equal(c.structure, structure) {
-			c.gen, c.structure, c.entries, c.postings = gen, structure, nil, 0
-		}
-		for i, p := range phrases {
-			c.add(p, lists[i])
-		}
-	}()
 }
 
 // indexState returns what a cached ranking depends on: this process's

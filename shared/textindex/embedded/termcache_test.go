@@ -71,17 +71,15 @@ func sameRanking(got, want []ranked) error {
 // rankCached is rankTerms once the search's phrases are cached.
 func rankCached(t *testing.T, ix *Index, tq *termQuery, limit, offset int) ([]ranked, int) {
 	t.Helper()
-	for range 3 {
-		out, total, missing, err := ix.rankTerms(context.Background(), tq, limit, offset)
+	for range 2 {
+		out, total, ok, err := ix.rankTerms(context.Background(), tq, limit, offset)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if missing == nil {
+		if ok {
 			return out, total
 		}
-		ix.fillTerms(missing, fillMatches) // as a costly search does, searched twice
-		ix.fillTerms(missing, fillMatches)
-		ix.bg.Wait()
+		ix.searched(append(slices.Clip(tq.all), tq.not...), fillMatches) // as a costly search does
 	}
 	t.Fatalf("%s: never cached", tq.expr())
 	return nil, 0
@@ -133,9 +131,10 @@ func TestTermRankingIsFTS5s(t *testing.T) {
 	}
 }
 
-// The same through Search: a costly search ranked by FTS5 a second time
-// fills the cache, and the next is ranked from it, with the same hits,
-// scores and total as FTS5's ranking. A cheap one is never cached.
+// The same through Search: a costly search is ranked by FTS5, the next
+// from the postings it then reads, and the one after from the cache, with
+// the same hits, scores and total as FTS5's ranking. A cheap one of
+// several phrases is never cached; one of one phrase always is.
 func TestSearchRankedFromPostings(t *testing.T) {
 	ctx := context.Background()
 	ix, err := Open("")
@@ -152,22 +151,26 @@ func TestSearchRankedFromPostings(t *testing.T) {
 			ix.terms = termCache{}
 			opts := textindex.Options{Limit: 500, Unit: unit}
 			var got textindex.Result
-			for range 3 {
+			for i := range 3 {
 				ix.ranks = rankCache{}
-				if got, err = ix.Search(ctx, q, opts); err != nil {
+				res, err := ix.Search(ctx, q, opts)
+				if err != nil {
 					t.Fatal(err)
 				}
-				ix.bg.Wait()
-			}
-			_, _, missing, err := ix.rankTerms(ctx, plainTerms(q), 1, 0)
-			if err != nil {
-				t.Fatal(err)
+				if i > 0 && (res.Total != got.Total || len(res.Hits) != len(got.Hits)) {
+					t.Fatalf("%q %v: search %d found %d (%d hits), the one before %d (%d)", s, unit, i+1, res.Total, len(res.Hits), got.Total, len(got.Hits))
+				}
+				got = res
 			}
 			matched := got.Total
 			if unit == textindex.Passages {
 				matched = len(uniquePaths(got.Hits))
 			}
-			if cached := missing == nil; cached != (matched >= fillMatches) {
+			ix.terms.mu.Lock()
+			cached := len(ix.terms.entries) > 0
+			ix.terms.mu.Unlock()
+			tq := plainTerms(q)
+			if single := len(tq.all)+len(tq.not) == 1; cached != (single || matched >= fillMatches) {
 				t.Fatalf("%q %v: %d notes matched, cached %v", s, unit, matched, cached)
 			}
 			// FTS5's own ranking, as a filtered search is ranked.
@@ -247,13 +250,15 @@ func TestTermCacheSeesWrites(t *testing.T) {
 				t.Fatal(err)
 			}
 			totals[i] = res.Total
-			ix.bg.Wait()
 		}
 		if totals[0] != totals[2] || totals[1] != totals[2] {
 			t.Fatalf("%q: totals %v, the last from the cache", s, totals)
 		}
-		if _, _, missing, err := ix.rankTerms(ctx, plainTerms(textindex.ParseQuery(s)), 1, 0); err != nil || missing != nil {
-			t.Fatalf("%q: not cached (%v)", s, err)
+		ix.terms.mu.Lock()
+		cached := len(ix.terms.entries)
+		ix.terms.mu.Unlock()
+		if cached != 2 {
+			t.Fatalf("%q: %d phrases cached, want 2", s, cached)
 		}
 		return totals[2]
 	}
@@ -336,34 +341,42 @@ func TestBestFirst(t *testing.T) {
 	}
 }
 
-// A phrase is read into the cache the second time a costly search asks
-// for it, never for a cheap search.
-func TestFillTermsOnSecondSight(t *testing.T) {
+// A phrase of a search of several is read into the cache when a search
+// asks for it after a costly search did, never after a cheap one; the
+// phrase of a search of one is read at once.
+func TestPostingsReadAfterACostlySearch(t *testing.T) {
+	ctx := context.Background()
 	ix, err := Open("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ix.Close()
-	if err := ix.Upsert(context.Background(), wordDocs(20, 5)...); err != nil {
+	if err := ix.Upsert(ctx, wordDocs(20, 5)...); err != nil {
 		t.Fatal(err)
 	}
-	cached := func() int {
-		ix.bg.Wait()
-		ix.terms.mu.Lock()
-		defer ix.terms.mu.Unlock()
-		return len(ix.terms.entries)
+	rank := func(s string) bool {
+		t.Helper()
+		_, _, ok, err := ix.rankTerms(ctx, plainTerms(textindex.ParseQuery(s)), 10, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
 	}
-	ix.fillTerms([]string{`"apple"*`}, fillMatches-1)
-	ix.fillTerms([]string{`"apple"*`}, fillMatches-1)
-	if n := cached(); n != 0 {
-		t.Fatalf("a cheap search cached %d phrases", n)
+	if rank("apple banana") {
+		t.Fatal("ranked phrases never searched from postings")
 	}
-	ix.fillTerms([]string{`"pear"*`}, fillMatches)
-	if n := cached(); n != 0 {
-		t.Fatalf("a first search cached %d phrases", n)
+	ix.searched([]string{`"apple"*`, `"banana"*`}, fillMatches-1)
+	if rank("apple banana") {
+		t.Fatal("read phrases searched only cheaply")
 	}
-	ix.fillTerms([]string{`"pear"*`, `"plum"*`}, fillMatches)
-	if n := cached(); n != 1 {
-		t.Fatalf("the second search of pear (the first of plum) cached %d phrases, want 1", n)
+	ix.searched([]string{`"pear"*`, `"plum"*`}, fillMatches)
+	if rank("pear kiwi") {
+		t.Fatal("read the postings of pear for a search with kiwi, never searched")
+	}
+	if !rank("pear plum") || len(ix.terms.entries) != 2 {
+		t.Fatalf("after a costly search of pear and plum: %d phrases cached, want 2", len(ix.terms.entries))
+	}
+	if !rank("kiwi") || len(ix.terms.entries) != 3 {
+		t.Fatalf("a search of one phrase: %d phrases cached, want 3", len(ix.terms.entries))
 	}
 }
