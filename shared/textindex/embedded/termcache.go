@@ -34,8 +34,8 @@ type termCache struct {
 	gen       uint64
 	structure []byte
 	entries   map[string]*termEntry
-	postings  int    // held by all entries
-	clock     uint64 // last use, for eviction
+	postings  int             // held by all entries
+	clock     uint64          // last use, for eviction
 	budget    int             // postings kept at most; 0 is termCacheBudget
 	costly    map[string]bool // phrases of searches FTS5 ranked that matched many notes
 }
