@@ -19,7 +19,8 @@ import (
 // on the generated 10k-note one (restarted over a persisted index, as a
 // client restarts it). It reports the median and p90 of b.N spawns, and
 // the median CPU time of a whole spawn (start-up, both answers, exit: the
-// number that holds on a loaded machine); run it with -benchtime 30x or
+// number that holds on a loaded machine), beside the time `sheaf
+// --version` takes to start and exit; run it with -benchtime 30x or
 // more. SHEAF_BENCH_VAULT and SHEAF_BENCH_STATE
 // reuse a vault and its `sheaf index --state`; SHEAF_BENCH_BIN spawns
 // another build instead. SHEAF_BENCH_BASE spawns a second build (an older
@@ -27,6 +28,26 @@ import (
 // figures as base-* and the ratios of this build's to its: the numbers to
 // compare on a machine that others load.
 func BenchmarkSpawn(b *testing.B) {
+	// The floor: `sheaf --version` runs the Go runtime's start-up and
+	// every linked package's initialisation, prints a line and exits. What
+	// serve adds to it is Sheaf's own start-up.
+	b.Run("version", func(b *testing.B) {
+		exe := bin
+		if other := os.Getenv("SHEAF_BENCH_BIN"); other != "" {
+			exe = other
+		}
+		var ds []time.Duration
+		for i := 0; i < b.N; i++ {
+			start := time.Now()
+			if out, err := exec.Command(exe, "--version").CombinedOutput(); err != nil {
+				b.Fatalf("sheaf --version: %v\n%s", err, out)
+			}
+			ds = append(ds, time.Since(start))
+		}
+		med, p90 := median(ds)
+		b.ReportMetric(med, "ms-spawn-to-exit")
+		b.ReportMetric(p90, "ms-p90-spawn-to-exit")
+	})
 	b.Run("empty", func(b *testing.B) {
 		dir := b.TempDir()
 		benchSpawn(b, dir, b.TempDir())
