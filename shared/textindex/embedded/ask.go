@@ -24,7 +24,8 @@ const bm25K1, bm25B = 1.2, 0.75
 // stemmed in the question's language and in each language the vault's
 // notes are written in (so an English question still finds the English
 // words of a German note), and matched as a whole stem against stems_fts.
-// Words in more than half of the notes are dropped when others remain:
+// Words in more than half of the notes are dropped when others found in
+// some note remain:
 // FTS5's BM25 gives them no weight anyway, and they would cost a score per
 // note. The first AskOptions.Pool notes by FTS5's weighted BM25 (title,
 // headings, body, tags and path words) are then measured in Go from their
@@ -115,9 +116,10 @@ func askTerms(q textindex.Question, langs []textindex.Lang) []askTerm {
 
 // weigh sets each term's idf, as FTS5's bm25 computes it, from the note
 // frequencies of its alternatives (the rarest counts), and prunes the terms
-// in more than half of the n notes, unless every term is.
+// in more than half of the n notes, unless no other term is in any note
+// (then those common words are all the question can be matched by).
 func (ix *Index) weigh(ctx context.Context, terms []askTerm, n int64) error {
-	common := 0
+	found := 0 // terms in some note, not pruned
 	for i := range terms {
 		t := &terms[i]
 		df := int64(math.MaxInt64)
@@ -141,10 +143,11 @@ func (ix *Index) weigh(ctx context.Context, terms []askTerm, n int64) error {
 		t.idf = max(math.Log((float64(n)-float64(df)+0.5)/(float64(df)+0.5)), 1e-6)
 		if n > 0 && 2*df > n {
 			t.pruned = true
-			common++
+		} else if df > 0 {
+			found++
 		}
 	}
-	if common == len(terms) {
+	if found == 0 {
 		for i := range terms {
 			terms[i].pruned = false
 		}
