@@ -380,3 +380,41 @@ func TestPostingsReadAfterACostlySearch(t *testing.T) {
 		t.Fatalf("a search of one phrase: %d phrases cached, want 3", len(ix.terms.entries))
 	}
 }
+
+// FuzzTermRanking checks that every query the postings can rank, they rank
+// as FTS5 does: the same notes, scores and total.
+func FuzzTermRanking(f *testing.F) {
+	for _, s := range []string{"apple", "apple banana -cherry", "apple OR pe OR \"lime mango\"", `"apple banana"`, "a b c", "kiwi -kiwi", "APPLE apple"} {
+		f.Add(s)
+	}
+	ix, err := Open("")
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer ix.Close()
+	if err := ix.Upsert(context.Background(), wordDocs(120, 6)...); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		q := textindex.ParseQuery(s)
+		tq := plainTerms(q)
+		if tq == nil {
+			return
+		}
+		r := ranking{ix: ix, from: ` FROM notes_fts WHERE notes_fts MATCH ?`, args: []any{matchExpr(q)}}
+		want, wantTotal, err := r.rankIn(context.Background(), "notes_fts", 1000, 0)
+		if err != nil {
+			if sqliteCode(err) == sqliteError {
+				return // an expression FTS5 refuses (Search finds nothing for it)
+			}
+			t.Fatal(err)
+		}
+		got, total := rankCached(t, ix, tq, 1000, 0)
+		if total != wantTotal {
+			t.Fatalf("%q: total %d, FTS5 %d", s, total, wantTotal)
+		}
+		if err := sameRanking(got, want); err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+	})
+}
