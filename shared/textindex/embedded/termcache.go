@@ -62,8 +62,12 @@ type postings struct {
 // than half the budget is used for its search but not kept.
 const termCacheBudget = 1 << 20
 
-// maxTermPhrases bounds the phrases of a search ranked from the cache.
-const maxTermPhrases = 8
+// maxTermPhrases bounds the phrases of a search ranked from the cache, and
+// maxPhraseBytes the length of each (the cache keys them by their text).
+const (
+	maxTermPhrases = 8
+	maxPhraseBytes = 256
+)
 
 // termQuery is a plain search as its phrases: FTS5 expressions of one
 // term each (termExpr), in the order they appear in the search's MATCH
@@ -77,8 +81,8 @@ type termQuery struct {
 
 // plainTerms returns q as a termQuery, or nil when the cache cannot rank
 // it: more than one conjunction with more than one term (FTS5 does not
-// count the words of a conjunction that failed), NOT in a disjunction, or
-// too many phrases. The phrases are checked against matchExpr(q), the
+// count the words of a conjunction that failed), NOT in a disjunction, too
+// many phrases, or a phrase too long to be worth a key. The phrases are checked against matchExpr(q), the
 // expression FTS5 would rank, so the two can never disagree.
 func plainTerms(q textindex.Query) *termQuery {
 	var conjs [][2][]string
@@ -116,6 +120,11 @@ func plainTerms(q textindex.Query) *termQuery {
 	}
 	if len(tq.all)+len(tq.not) > maxTermPhrases || tq.expr() != matchExpr(q) {
 		return nil
+	}
+	for _, p := range append(slices.Clip(tq.all), tq.not...) {
+		if len(p) > maxPhraseBytes {
+			return nil
+		}
 	}
 	return &tq
 }

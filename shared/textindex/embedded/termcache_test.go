@@ -210,6 +210,7 @@ func TestPlainTermsRefuses(t *testing.T) {
 		"apple banana OR cherry", // a conjunction of two in a disjunction
 		"apple OR banana -cherry",
 		"a1 a2 a3 a4 a5 a6 a7 a8 a9",
+		`"` + strings.Repeat("apple ", 50) + `"`, // a phrase too long for a key
 		"", "-apple", "!!!",
 	} {
 		if tq := plainTerms(textindex.ParseQuery(s)); tq != nil {
