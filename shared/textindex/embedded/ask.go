@@ -25,9 +25,8 @@ const bm25K1, bm25B = 1.2, 0.75
 // notes are written in (so an English question still finds the English
 // words of a German note), and matched as a whole stem against stems_fts.
 // Words in more than half of the notes are dropped when others found in
-// some note remain:
-// FTS5's BM25 gives them no weight anyway, and they would cost a score per
-// note. The first AskOptions.Pool notes by FTS5's weighted BM25 (title,
+// some note remain: FTS5's BM25 gives them no weight anyway, and they
+// would cost a score per note. The first AskOptions.Pool notes by FTS5's weighted BM25 (title,
 // headings, body, tags and path words) are then measured in Go from their
 // stored index terms (textindex.Features: whole-note and best-passage BM25,
 // proximity, and the share of the question found in names, headings,

@@ -22,9 +22,9 @@ import (
 // phrase's scores costs about as much as FTS5's ranking of it alone, so a
 // search of one phrase always reads them; a search of several reads a
 // phrase only the second time a costly search asks for it (searched says
-// when), and until then FTS5 ranks it as before. The sums are
-// the same floating-point additions in the same order, so every score is
-// FTS5's bit for bit; notes of equal score come in rowid order.
+// when), and until then FTS5 ranks it as before. The sums are the same
+// floating-point additions in the same order, so every score is FTS5's bit
+// for bit; notes of equal score come in rowid order.
 //
 // Entries are used only while the index is unchanged, as in rankCache:
 // this process's write counter and FTS5's structure record must both be
