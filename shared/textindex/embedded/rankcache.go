@@ -41,9 +41,8 @@ func (r ranking) rankPage(ctx context.Context, limit, offset int) ([]ranked, int
 	key := fmt.Sprintf("%s\x00%q", r.from, r.args)
 	// Read before ranking: a write in between makes the entry look older
 	// than its ranking, never newer, so it is only missed, never stale.
-	gen := ix.gen.Load()
-	var structure []byte
-	if err := ix.queryRow(ctx, `SELECT block FROM notes_fts_data WHERE id = 10`, nil, &structure); err != nil {
+	gen, structure, err := ix.indexState(ctx)
+	if err != nil {
 		return r.rank(ctx, limit, offset)
 	}
 	c := &ix.ranks

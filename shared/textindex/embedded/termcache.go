@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -293,7 +294,7 @@ func sortPostings(p *postings) {
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortFunc(idx, func(a, b int) int { return compareInt64(p.ids[a], p.ids[b]) })
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(p.ids[a], p.ids[b]) })
 	ids, scores := make([]int64, len(idx)), make([]float64, len(idx))
 	for i, j := range idx {
 		ids[i], scores[i] = p.ids[j], p.scores[j]
@@ -418,22 +419,16 @@ func seek(ids []int64, i int, id int64) (int, bool) {
 // bestFirst returns the n best of rs (lowest score first, then lowest
 // id), sorted.
 func bestFirst(rs []ranked, n int) []ranked {
-	cmp := func(a, b ranked) int {
-		if a.score != b.score {
-			if a.score < b.score {
-				return -1
-			}
-			return 1
-		}
-		return compareInt64(a.id, b.id)
+	order := func(a, b ranked) int {
+		return cmp.Or(cmp.Compare(a.score, b.score), cmp.Compare(a.id, b.id))
 	}
 	if n >= len(rs) {
-		slices.SortFunc(rs, cmp)
+		slices.SortFunc(rs, order)
 		return rs
 	}
 	// Keep the n best in a max-heap of the worst kept at the root.
 	h := slices.Clone(rs[:n])
-	worse := func(i, j int) bool { return cmp(h[i], h[j]) > 0 }
+	worse := func(i, j int) bool { return order(h[i], h[j]) > 0 }
 	down := func(i int) {
 		for {
 			l := 2*i + 1
@@ -454,21 +449,11 @@ func bestFirst(rs []ranked, n int) []ranked {
 		down(i)
 	}
 	for _, r := range rs[n:] {
-		if n > 0 && cmp(r, h[0]) < 0 {
+		if n > 0 && order(r, h[0]) < 0 {
 			h[0] = r
 			down(0)
 		}
 	}
-	slices.SortFunc(h, cmp)
+	slices.SortFunc(h, order)
 	return h
-}
-
-func compareInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -60,7 +61,7 @@ func sameRanking(got, want []ranked) error {
 		if !slices.Equal(g, w) {
 			return fmt.Errorf("places %d-%d (score %v): notes %v, FTS5 %v", i, j-1, want[i].score, g, w)
 		}
-		if !slices.IsSortedFunc(got[i:j], func(a, b ranked) int { return compareInt64(a.id, b.id) }) {
+		if !slices.IsSortedFunc(got[i:j], func(a, b ranked) int { return cmp.Compare(a.id, b.id) }) {
 			return fmt.Errorf("places %d-%d: equal scores not in id order", i, j-1)
 		}
 		i = j
@@ -332,7 +333,7 @@ func TestBestFirst(t *testing.T) {
 				}
 				return 1
 			}
-			return compareInt64(a.id, b.id)
+			return cmp.Compare(a.id, b.id)
 		})
 		n := rng.IntN(60)
 		got := bestFirst(slices.Clone(rs), n)
