@@ -13,11 +13,6 @@ import (
 // are all it can be found by, and it finds notes rather than nothing.
 func TestAskKeepsCommonWordsWhenTheRestIsNowhere(t *testing.T) {
 	ctx := context.Background()
-	ix, err := Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
 	var docs []textindex.Doc
 	for i := range 10 {
 		body := "The orchard needs pruning."
@@ -27,9 +22,7 @@ func TestAskKeepsCommonWordsWhenTheRestIsNowhere(t *testing.T) {
 		docs = append(docs, textindex.Doc{Path: fmt.Sprintf("n%d.md", i), Title: fmt.Sprintf("Note %d", i), Body: body})
 	}
 	docs = append(docs, textindex.Doc{Path: "gate.md", Title: "Gate", Body: "The gate squeaks."})
-	if err := ix.Upsert(ctx, docs...); err != nil {
-		t.Fatal(err)
-	}
+	ix := memIndex(t, docs...)
 	for q, want := range map[string]string{
 		"what do we know about the orchard?":      "n3.md",   // know: in no note
 		"what do we know about the orchard gate?": "gate.md", // gate: in two notes, orchard dropped

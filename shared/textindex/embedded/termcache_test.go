@@ -13,6 +13,20 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 )
 
+// memIndex is an in-memory index holding docs, closed when the test ends.
+func memIndex(t testing.TB, docs ...textindex.Doc) *Index {
+	t.Helper()
+	ix, err := Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	if err := ix.Upsert(context.Background(), docs...); err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
 // wordDocs are n notes of words drawn from a small vocabulary, so that
 // searches match many notes, with many equal scores among them.
 func wordDocs(n int, seed uint64) []textindex.Doc {
@@ -90,14 +104,7 @@ func rankCached(t *testing.T, ix *Index, tq *termQuery, limit, offset int) ([]ra
 // FTS5 does: the same total, the same scores bit for bit, page by page.
 func TestTermRankingIsFTS5s(t *testing.T) {
 	ctx := context.Background()
-	ix, err := Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
-	if err := ix.Upsert(ctx, wordDocs(300, 1)...); err != nil {
-		t.Fatal(err)
-	}
+	ix := memIndex(t, wordDocs(300, 1)...)
 	queries := []string{
 		"apple", "ap", "apple banana", "apple banana cherry", "pear plum quince kiwi",
 		"apple -banana", "apple banana NOT cherry NOT date", `"apple banana"`, `"apple banana" cherry`,
@@ -138,14 +145,7 @@ func TestTermRankingIsFTS5s(t *testing.T) {
 // several phrases is never cached; one of one phrase always is.
 func TestSearchRankedFromPostings(t *testing.T) {
 	ctx := context.Background()
-	ix, err := Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
-	if err := ix.Upsert(ctx, wordDocs(400, 2)...); err != nil {
-		t.Fatal(err)
-	}
+	ix := memIndex(t, wordDocs(400, 2)...)
 	for _, s := range []string{"melon", "melon olive", "melon OR olive", "melon -olive", `"melon olive"`} {
 		q := textindex.ParseQuery(s)
 		for _, unit := range []textindex.Unit{textindex.Notes, textindex.Passages} {
@@ -348,14 +348,7 @@ func TestBestFirst(t *testing.T) {
 // phrase of a search of one is read at once.
 func TestPostingsReadAfterACostlySearch(t *testing.T) {
 	ctx := context.Background()
-	ix, err := Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
-	if err := ix.Upsert(ctx, wordDocs(20, 5)...); err != nil {
-		t.Fatal(err)
-	}
+	ix := memIndex(t, wordDocs(20, 5)...)
 	rank := func(s string) bool {
 		t.Helper()
 		_, _, ok, err := ix.rankTerms(ctx, plainTerms(textindex.ParseQuery(s)), 10, 0)
