@@ -63,21 +63,27 @@ func TestRankCachePagesMatchRanking(t *testing.T) {
 	}
 }
 
+// twoOnOneFile opens one index file twice, as two processes would, both
+// closed when the test ends.
+func twoOnOneFile(t *testing.T) (ix, other *Index) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "index.db")
+	for _, p := range []**Index{&ix, &other} {
+		x, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { x.Close() })
+		*p = x
+	}
+	return ix, other
+}
+
 // A write by this process or by another one on the same file is seen by the
 // next search, even one the cache could have answered.
 func TestRankCacheSeesWrites(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "index.db")
-	ix, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
-	other, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	ix, other := twoOnOneFile(t)
 	docs := orchardDocs(12)
 	if err := ix.Upsert(ctx, docs...); err != nil {
 		t.Fatal(err)
