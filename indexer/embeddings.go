@@ -32,9 +32,10 @@ const flushEvery = 30 * time.Second
 //
 // The text embedded for a passage is its note's title, its heading path
 // ("A > B") and its Markdown text, one per line: the title and headings say
-// what a short section is about, which its text alone often does not. A note
-// with no passages (empty, or frontmatter only) gets one point embedding its
-// title, so it is findable and never stale forever.
+// what a short section is about, which its text alone often does not. Every
+// note also gets a name point (vectors.NameOrdinal) embedding its title and
+// aliases, so a note with no passages (empty, or frontmatter only) is
+// findable and never stale forever.
 //
 // The index holds one embedding model: when Vectors.Space differs from the
 // embedder's model or dimensions, the next Refresh resets it and re-embeds
@@ -231,7 +232,7 @@ func (e *Embeddings) Stale(ctx context.Context, cat *vault.Catalog) (int, error)
 	defer e.mu.Unlock()
 	n := 0
 	for _, note := range cat.Notes() {
-		if stored[note.Path] != note.Hash && e.failed[note.Path] != note.Hash {
+		if stored[note.Path] != EmbeddedAs(note.Hash) && e.failed[note.Path] != note.Hash {
 			n++
 		}
 	}
@@ -347,7 +348,7 @@ func (e *Embeddings) reconcile(ctx context.Context, cat *vault.Catalog) (*run, e
 	}
 	var todo []vault.Note
 	for _, n := range all {
-		if stored[n.Path] != n.Hash && e.failed[n.Path] != n.Hash {
+		if stored[n.Path] != EmbeddedAs(n.Hash) && e.failed[n.Path] != n.Hash {
 			todo = append(todo, n)
 		}
 	}
@@ -423,7 +424,7 @@ func (r *run) prepare(ctx context.Context, n vault.Note) (*pending, error) {
 	}
 	p := &pending{}
 	add := func(pt vectors.Point, text string) {
-		pt.Path, pt.NoteHash, pt.Tags = n.Path, noteHash, parsed.Note.Tags
+		pt.Path, pt.NoteHash, pt.Tags = n.Path, EmbeddedAs(noteHash), parsed.Note.Tags
 		if v, ok := reuse[pt.Hash]; ok {
 			pt.Vector = v
 		} else {
@@ -435,12 +436,31 @@ func (r *run) prepare(ctx context.Context, n vault.Note) (*pending, error) {
 	for _, ps := range parsed.Passages {
 		add(vectors.Point{Ordinal: ps.Ordinal, Hash: ps.Hash, Heading: ps.Heading()}, PassageText(title, ps))
 	}
-	if len(parsed.Passages) == 0 {
-		h := sha256.Sum256([]byte("title\x00" + title))
-		add(vectors.Point{Hash: hex.EncodeToString(h[:])}, title)
-	}
+	name := NameText(title, parsed.Note.Aliases)
+	h := sha256.Sum256([]byte("name\x00" + name))
+	add(vectors.Point{Ordinal: vectors.NameOrdinal, Hash: hex.EncodeToString(h[:])}, name)
 	return p, nil
 }
+
+// NameText is the text embedded for a note's name point: its title and
+// aliases, one per line. A question rarely shares its words with a
+// passage's; embedded alone, the few words a note is called by are
+// compared with it directly (USE-lite, trained on sentences, scores a
+// short name against a question far better than the same words diluted in
+// a passage).
+func NameText(title string, aliases []string) string {
+	return strings.Join(append([]string{title}, aliases...), "\n")
+}
+
+// layout marks the points of a note embedded with a name point. A note
+// whose points lack it (embedded by an earlier Sheaf) is stale, and is
+// embedded again once: only its name goes to the embedder, its passages'
+// vectors are reused by hash.
+const layout = "+name"
+
+// EmbeddedAs is the note hash stored with the points of a note at content
+// hash h (vectors.Point.NoteHash, vectors.Reader.Notes).
+func EmbeddedAs(h string) string { return h + layout }
 
 // PassageText is the text embedded for a passage: the note's title, the
 // passage's heading path and its text, one per line (empty parts left out).

@@ -104,7 +104,7 @@ func TestRefreshEmbedsOnceAndOnlyChangedPassages(t *testing.T) {
 	wantPassages := 0
 	for _, n := range f.ix.Catalog.Notes() {
 		data, _ := os.ReadFile(filepath.Join(f.dir, n.Path))
-		wantPassages += max(1, len(vault.Parse(n.Path, data).Passages))
+		wantPassages += len(vault.Parse(n.Path, data).Passages) + 1 // and the name
 	}
 	notes, passages := f.refresh(t)
 	if notes != 4 || passages != wantPassages || f.fake.Texts() != wantPassages {
@@ -118,7 +118,7 @@ func TestRefreshEmbedsOnceAndOnlyChangedPassages(t *testing.T) {
 	}
 	stored, _ := f.vec.Notes(context.Background())
 	if _, ok := stored["empty.md"]; !ok {
-		t.Error("a note without passages must get a title point")
+		t.Error("a note without passages must get a name point")
 	}
 
 	// A one-line edit re-embeds exactly the passages whose text changed.
@@ -143,8 +143,8 @@ func TestRefreshEmbedsOnceAndOnlyChangedPassages(t *testing.T) {
 		t.Errorf("after a one-line edit: %d notes, %d passages, %d texts sent; want 1, %d, %d", n, p, f.fake.Texts()-sent, changed, changed)
 	}
 	hashes, _ := f.vec.Hashes(context.Background(), "water.md")
-	if len(hashes) != len(after) {
-		t.Errorf("water.md has %d vectors, want %d", len(hashes), len(after))
+	if len(hashes) != len(after)+1 {
+		t.Errorf("water.md has %d vectors, want %d passages and its name", len(hashes), len(after))
 	}
 	for h := range after {
 		if hashes[h] == nil {
@@ -424,8 +424,8 @@ func TestRefreshPathsCostsThePaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if notes != 2 || passages != 2 || f.fake.Texts()-sent != 2 {
-		t.Errorf("%d notes, %d passages, %d texts sent; want 2 notes (water, c), 2 passages (one edited, one new)", notes, passages, f.fake.Texts()-sent)
+	if notes != 2 || passages != 3 || f.fake.Texts()-sent != 3 {
+		t.Errorf("%d notes, %d passages, %d texts sent; want 2 notes (water, c), 3 texts (one edited passage, a new note's passage and name)", notes, passages, f.fake.Texts()-sent)
 	}
 	if count.calls != 0 {
 		t.Errorf("RefreshPaths read the whole vector index %d times", count.calls)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sheaf-dev/sheaf/functions/internal/cloudtest"
 	"github.com/sheaf-dev/sheaf/functions/internal/rietest"
+	"github.com/sheaf-dev/sheaf/indexer"
 	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 	"github.com/sheaf-dev/sheaf/shared/config"
 	"github.com/sheaf-dev/sheaf/shared/core"
@@ -114,10 +115,10 @@ func TestIndexerFunctionEmbeds(t *testing.T) {
 	switch {
 	case !ok:
 		t.Fatalf("%s is not in the saved catalog", fresh)
-	case notes[fresh] != n.Hash:
+	case notes[fresh] != indexer.EmbeddedAs(n.Hash):
 		t.Errorf("%s: vectors of note hash %q, the note is %q", fresh, notes[fresh], n.Hash)
 	}
-	if e, _ := cat.Note(edited); notes[edited] == before || notes[edited] != e.Hash {
+	if e, _ := cat.Note(edited); notes[edited] == before || notes[edited] != indexer.EmbeddedAs(e.Hash) {
 		t.Errorf("%s: vectors of %q after the edit (before %q, now %q)", edited, notes[edited], before, e.Hash)
 	}
 	if _, ok := notes[gone]; ok {

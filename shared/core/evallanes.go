@@ -153,7 +153,7 @@ func (s *Core) explainQuestion(ctx context.Context, v *Vault, cat *vault.Catalog
 	if err != nil {
 		return nil, err
 	}
-	sem := LaneTrace{Lane: "semantic", Notes: []TracedNote{}, Note: "cosine of the question's vector and the note's best passage"}
+	sem := LaneTrace{Lane: "semantic", Notes: []TracedNote{}, Note: "cosine of the question's vector and the note's best passage (passage -1: its name, title and aliases)"}
 	for _, h := range firstPerPath(vec)[:min(top, len(firstPerPath(vec)))] {
 		sem.Notes = append(sem.Notes, TracedNote{Path: h.Path, Score: roundScore(h.Score), Features: map[string]float64{"passage": float64(h.Ordinal)}})
 	}

@@ -325,7 +325,9 @@ func fuse(lex, vec []laneHit, w float64) []Candidate {
 			order = append(order, h.Path)
 		}
 		c.Score += share
-		c.Ordinals = appendOrdinal(c.Ordinals, h.Ordinal)
+		if h.Ordinal != vectors.NameOrdinal {
+			c.Ordinals = appendOrdinal(c.Ordinals, h.Ordinal)
+		}
 		if c.Title == "" {
 			c.Title = h.Title
 		}
@@ -395,9 +397,19 @@ func appendOrdinal(ords []int, o int) []int {
 func candidatesOf(hits []laneHit) []Candidate {
 	out := make([]Candidate, len(hits))
 	for i, h := range hits {
-		out[i] = Candidate{Path: h.Path, Title: h.Title, Score: h.Score, Ordinals: []int{h.Ordinal}, Heading: h.Heading}
+		out[i] = Candidate{Path: h.Path, Title: h.Title, Score: h.Score, Ordinals: passageOrdinals(h.Ordinal), Heading: h.Heading}
 	}
 	return out
+}
+
+// passageOrdinals is a vector hit's passage; none when the note's name
+// matched best (vectors.NameOrdinal), and the note is shown from its
+// first passage.
+func passageOrdinals(ordinal int) []int {
+	if ordinal == vectors.NameOrdinal {
+		return nil
+	}
+	return []int{ordinal}
 }
 
 // sortCandidates orders best first, ties by path, stably.

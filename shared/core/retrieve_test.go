@@ -11,6 +11,7 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/embed"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/vault"
+	"github.com/sheaf-dev/sheaf/shared/vectors"
 )
 
 func TestFuseWeighsLanes(t *testing.T) {
@@ -46,6 +47,26 @@ func TestFuseWeighsLanes(t *testing.T) {
 	only := fuse(nil, vec, 1)
 	if only[0].Score != 1 || only[2].Score != 0 {
 		t.Errorf("vector lane alone: %+v", only)
+	}
+}
+
+// A note whose name matched best in the vector lane keeps its score but
+// names no passage: it is shown from its first passage, or from the
+// lexical lane's passage when it has one.
+func TestFuseNameHitsNameNoPassage(t *testing.T) {
+	lex := []laneHit{{Path: "a", Score: 10, Ordinal: 2}}
+	vec := []laneHit{{Path: "a", Score: 0.9, Ordinal: vectors.NameOrdinal}, {Path: "b", Score: 0.8, Ordinal: vectors.NameOrdinal}, {Path: "c", Score: 0.1, Ordinal: 1}}
+	got := fuse(lex, vec, 0.5)
+	ords := map[string][]int{}
+	for _, c := range got {
+		ords[c.Path] = c.Ordinals
+	}
+	if !slices.Equal(ords["a"], []int{2}) || ords["b"] != nil || !slices.Equal(ords["c"], []int{1}) {
+		t.Errorf("ordinals = %v, want a [2], b none, c [1]", ords)
+	}
+	sem := candidatesOf(vec)
+	if sem[0].Ordinals != nil || sem[1].Ordinals != nil || !slices.Equal(sem[2].Ordinals, []int{1}) || sem[0].Score != 0.9 {
+		t.Errorf("semantic candidates = %+v", sem)
 	}
 }
 

@@ -221,7 +221,7 @@ func (s *Core) RelatedNotes(ctx context.Context, in RelatedIn) (*SemanticResult,
 		if !ok {
 			continue
 		}
-		cands = append(cands, Candidate{Path: h.Path, Title: cn.Title, Score: float64(h.Score), Ordinals: []int{h.Ordinal}, Heading: h.Heading})
+		cands = append(cands, Candidate{Path: h.Path, Title: cn.Title, Score: float64(h.Score), Ordinals: passageOrdinals(h.Ordinal), Heading: h.Heading})
 	}
 	out.Items = hitsOf(ctx, v, cat, cands)
 	s.withProvenance(cat, out.Items, false)

@@ -36,10 +36,16 @@ type Space struct {
 	Dim   int
 }
 
-// Point is one passage's vector.
+// NameOrdinal is the Ordinal of a note's name point: the vector of its
+// title and aliases rather than of a passage. Every embedded note has one
+// (a note without passages has only it), so a question put in other words
+// than the note's finds it by what the note is called.
+const NameOrdinal = -1
+
+// Point is one passage's vector, or a note's name (Ordinal NameOrdinal).
 type Point struct {
 	Path    string // the note's vault-relative path
-	Ordinal int    // the passage's position in the note (vault.Passage.Ordinal)
+	Ordinal int    // the passage's position in the note (vault.Passage.Ordinal), or NameOrdinal
 	Hash    string // the passage's content hash (vault.Passage.Hash)
 	// NoteHash is the content hash of the note version the passages came
 	// from (vault.Note.Hash); every point of a note carries the same one.
@@ -62,7 +68,7 @@ type Filter struct {
 // Hit is one ranked passage (or, from SearchNotes, a note's best passage).
 type Hit struct {
 	Path    string
-	Ordinal int
+	Ordinal int // the passage's, or NameOrdinal when the note's name matched best
 	Heading string
 	Score   float32 // cosine similarity: higher is better
 }

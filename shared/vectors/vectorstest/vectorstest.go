@@ -432,6 +432,18 @@ func testSearchNotes(t *testing.T, ix vectors.Index) {
 	// Filters apply to passages before grouping.
 	wantKeys(t, "SearchNotes(X, 2, garden/)", searchNotes(t, ix, X, 2, vectors.Filter{PathPrefix: "garden/"}),
 		"garden/tomatoes.md#0", "garden/herbs/basil.md#0")
+	// A note's name point is searched as its passages are, and reported
+	// at its ordinal.
+	name := vectors.Point{Path: "names/kettle.md", Ordinal: vectors.NameOrdinal, Hash: "h-kettle-name", NoteHash: "n-kettle", Vector: []float32{0, 0, 1, 1}}
+	body := vectors.Point{Path: "names/kettle.md", Ordinal: 0, Hash: "h-kettle-0", NoteHash: "n-kettle", Heading: "Boiling", Vector: []float32{0, 1, 0, 0}}
+	if err := ix.Upsert(ctx, name, body); err != nil {
+		t.Fatal(err)
+	}
+	hits = searchNotes(t, ix, []float32{0, 0, 1, 1}, 1, vectors.Filter{})
+	wantKeys(t, "SearchNotes(the name, 1)", hits, "names/kettle.md#-1")
+	if len(hits) == 1 && hits[0].Heading != "" {
+		t.Errorf("a name hit has heading %q", hits[0].Heading)
+	}
 }
 
 func testK(t *testing.T, ix vectors.Index) {

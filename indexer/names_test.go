@@ -1,0 +1,96 @@
+package indexer
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/sheaf-dev/sheaf/shared/vault"
+	"github.com/sheaf-dev/sheaf/shared/vectors"
+)
+
+const kettle = "---\ntitle: Quasar kettle\naliases: [boiler, tea maker]\n---\n# Quasar kettle\n\nIt boils water in ninety seconds.\n\n## Descaling\n\nVinegar, once a month.\n"
+
+// Every note gets a name point: its title and aliases, embedded alone, so a
+// question that matches what the note is called finds it by that point.
+func TestNamePointEmbedsTitleAndAliases(t *testing.T) {
+	f := newEmbFixture(t, map[string]string{"kettle.md": kettle, "other.md": "# Other\n\nSomething else.\n"})
+	f.refresh(t)
+	ctx := context.Background()
+	name := NameText("Quasar kettle", []string{"boiler", "tea maker"})
+	if name != "Quasar kettle\nboiler\ntea maker" {
+		t.Fatalf("NameText = %q", name)
+	}
+	sum := sha256.Sum256([]byte("name\x00" + name))
+	hs, err := f.vec.Hashes(ctx, "kettle.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hs[hex.EncodeToString(sum[:])] == nil {
+		t.Fatalf("kettle.md has no vector for its name among %d", len(hs))
+	}
+	q, err := f.fake.Embed(ctx, []string{name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits, err := f.vec.SearchNotes(ctx, q[0], 2, vectors.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) == 0 || hits[0].Path != "kettle.md" || hits[0].Ordinal != vectors.NameOrdinal || hits[0].Heading != "" {
+		t.Errorf("searching the name's own vector: %+v, want kettle.md at the name ordinal", hits)
+	}
+}
+
+// Notes embedded by an earlier Sheaf (passages only, the bare note hash)
+// are stale once, and catching up sends only their names to the embedder.
+func TestEarlierLayoutGetsNamesOnly(t *testing.T) {
+	f := newEmbFixture(t, map[string]string{"kettle.md": kettle, "a.md": "# A\n\nalpha\n"})
+	f.refresh(t)
+	ctx := context.Background()
+	for _, n := range f.ix.Catalog.Notes() {
+		hs, err := f.vec.Hashes(ctx, n.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256([]byte("name\x00" + NameText(n.Title, n.Aliases)))
+		var old []vectors.Point
+		for i, p := range passageHashesInOrder(t, f, n.Path) {
+			old = append(old, vectors.Point{Path: n.Path, Ordinal: i, Hash: p, NoteHash: n.Hash, Vector: hs[p]})
+		}
+		if len(old) == len(hs) || hs[hex.EncodeToString(sum[:])] == nil {
+			t.Fatalf("%s: fixture: %d vectors, %d passages", n.Path, len(hs), len(old))
+		}
+		if err := f.vec.Upsert(ctx, old...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.emb = &Embeddings{Store: f.ix.Store, Embedder: f.fake, Vectors: f.vec, Log: quiet} // a new process
+	if got := f.stale(t); got != 2 {
+		t.Errorf("stale after an upgrade = %d, want 2", got)
+	}
+	sent := f.fake.Texts()
+	if n, p := f.refresh(t); n != 2 || p != 2 || f.fake.Texts()-sent != 2 {
+		t.Errorf("catching up: %d notes, %d texts (%d sent), want 2 notes and their 2 names", n, p, f.fake.Texts()-sent)
+	}
+	if got := f.stale(t); got != 0 {
+		t.Errorf("stale after catching up = %d", got)
+	}
+}
+
+// passageHashesInOrder is the passage hashes of the note at path, in order.
+func passageHashesInOrder(t *testing.T, f *embFixture, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(f.dir, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range vault.Parse(path, data).Passages {
+		out = append(out, p.Hash)
+	}
+	return out
+}
