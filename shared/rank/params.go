@@ -36,7 +36,7 @@ var Default = Params{
 	Ask:          textindex.DefaultAsk,
 	LinkWeight:   0.05,
 	AnchorWeight: 0.1,
-	VectorWeight: 0.3,
+	VectorWeight: 0.4,
 	VectorFloor:  0.1,
 }
 
