@@ -16,6 +16,7 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/vault"
+	"github.com/sheaf-dev/sheaf/shared/vectors"
 )
 
 // DefaultResponseBudget bounds the serialized notes and errors of one
@@ -252,6 +253,7 @@ func (s *Core) rankForRead(ctx context.Context, v *Vault, cat *vault.Catalog, qu
 	res := textindex.Result{Total: len(cands)}
 	for _, c := range cands[min(offset, len(cands)):] {
 		h := textindex.Hit{Path: c.Path, Title: c.Title, Score: roundScore(c.Score), Heading: c.Heading, HeadingID: c.HeadingID}
+		h.Passage = vectors.NameOrdinal // found by its name: read from its first passage
 		if len(c.Ordinals) > 0 {
 			h.Passage = c.Ordinals[0]
 		}
@@ -292,6 +294,9 @@ func (s *Core) readRanked(ctx context.Context, v *Vault, cat *vault.Catalog, h t
 		return nil, ie, nil
 	}
 	p := ln.parsed
+	if h.Passage == vectors.NameOrdinal {
+		h = firstPassage(h, p)
+	}
 	it := &ReadItem{Path: h.Path, Rank: rank, Score: h.Score, ChunkID: ChunkID(h.Path, h.Passage), ContentHash: ln.hash}
 	if n, ok := cat.Note(h.Path); ok && format == "detailed" {
 		it.Provenance = noteProvenance(n, s.now(), false)
@@ -326,6 +331,17 @@ func (s *Core) readRanked(ctx context.Context, v *Vault, cat *vault.Catalog, h t
 			Message: fmt.Sprintf("%s: its path and metadata alone exceed the %d-byte item budget; read it with read_note", h.Path, perItem)}, nil
 	}
 	return it, nil, nil
+}
+
+// firstPassage points a hit that names no passage (a note the vector lane
+// found by its name) at the note's first passage.
+func firstPassage(h textindex.Hit, p *vault.Parsed) textindex.Hit {
+	h.Passage, h.Heading, h.HeadingID = 0, "", ""
+	if len(p.Passages) > 0 {
+		ps := p.Passages[0]
+		h.Passage, h.Heading, h.HeadingID = ps.Ordinal, ps.Heading(), ps.HeadingID
+	}
+	return h
 }
 
 // ChunkID names passage ordinal of the note at path: "<path>#p<ordinal>".
