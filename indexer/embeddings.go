@@ -437,8 +437,7 @@ func (r *run) prepare(ctx context.Context, n vault.Note) (*pending, error) {
 		add(vectors.Point{Ordinal: ps.Ordinal, Hash: ps.Hash, Heading: ps.Heading()}, PassageText(title, ps))
 	}
 	name := NameText(title, parsed.Note.Aliases)
-	h := sha256.Sum256([]byte("name\x00" + name))
-	add(vectors.Point{Ordinal: vectors.NameOrdinal, Hash: hex.EncodeToString(h[:])}, name)
+	add(vectors.Point{Ordinal: vectors.NameOrdinal, Hash: vectors.NameHash(name)}, name)
 	return p, nil
 }
 

@@ -2,8 +2,6 @@ package indexer
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,12 +22,11 @@ func TestNamePointEmbedsTitleAndAliases(t *testing.T) {
 	if name != "Quasar kettle\nboiler\ntea maker" {
 		t.Fatalf("NameText = %q", name)
 	}
-	sum := sha256.Sum256([]byte("name\x00" + name))
 	hs, err := f.vec.Hashes(ctx, "kettle.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hs[hex.EncodeToString(sum[:])] == nil {
+	if hs[vectors.NameHash(name)] == nil {
 		t.Fatalf("kettle.md has no vector for its name among %d", len(hs))
 	}
 	q, err := f.fake.Embed(ctx, []string{name})
@@ -56,12 +53,11 @@ func TestEarlierLayoutGetsNamesOnly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sum := sha256.Sum256([]byte("name\x00" + NameText(n.Title, n.Aliases)))
 		var old []vectors.Point
 		for i, p := range passageHashesInOrder(t, f, n.Path) {
 			old = append(old, vectors.Point{Path: n.Path, Ordinal: i, Hash: p, NoteHash: n.Hash, Vector: hs[p]})
 		}
-		if len(old) == len(hs) || hs[hex.EncodeToString(sum[:])] == nil {
+		if len(old) == len(hs) || hs[vectors.NameHash(NameText(n.Title, n.Aliases))] == nil {
 			t.Fatalf("%s: fixture: %d vectors, %d passages", n.Path, len(hs), len(old))
 		}
 		if err := f.vec.Upsert(ctx, old...); err != nil {

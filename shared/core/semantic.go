@@ -229,10 +229,19 @@ func (s *Core) RelatedNotes(ctx context.Context, in RelatedIn) (*SemanticResult,
 	return out, nil
 }
 
-// meanVector is the unit mean of a note's unit passage vectors; nil for none.
+// meanVector is the unit mean of a note's unit passage vectors, or its
+// name's when it has no passage (a note's name says nothing of whether two
+// notes say the same); nil for none.
 func meanVector(vs map[string][]float32) []float32 {
 	var mean []float32
-	for _, vec := range vs {
+	passages := false
+	for h := range vs {
+		passages = passages || !vectors.IsNameHash(h)
+	}
+	for h, vec := range vs {
+		if passages && vectors.IsNameHash(h) {
+			continue
+		}
 		if mean == nil {
 			mean = make([]float32, len(vec))
 		}

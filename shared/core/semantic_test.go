@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/textindex/embedded"
 	"github.com/sheaf-dev/sheaf/shared/vault"
+	"github.com/sheaf-dev/sheaf/shared/vectors"
 	vecembedded "github.com/sheaf-dev/sheaf/shared/vectors/embedded"
 )
 
@@ -320,6 +322,19 @@ func TestFindDuplicates(t *testing.T) {
 	none, err := f.s.FindDuplicates(ctx, DuplicatesIn{Threshold: 1, Limit: 10})
 	if err != nil || none.Total != 1 {
 		t.Errorf("threshold 1 keeps only the exact copy: %+v %v", none, err)
+	}
+}
+
+// A note's mean vector is its passages': its name says nothing of whether
+// two notes say the same. A note without passages is its name.
+func TestMeanVectorLeavesNamesOut(t *testing.T) {
+	name := vectors.NameHash("Watering")
+	got := meanVector(map[string][]float32{"p0": {1, 0}, "p1": {0, 1}, name: {-1, 0}})
+	if len(got) != 2 || math.Abs(float64(got[0]-got[1])) > 1e-6 || got[0] <= 0 {
+		t.Errorf("mean of two passages and a name = %v, want the passages' (0.707, 0.707)", got)
+	}
+	if only := meanVector(map[string][]float32{name: {0, 2}}); len(only) != 2 || only[1] != 1 {
+		t.Errorf("a note of only a name = %v, want its name (0, 1)", only)
 	}
 }
 

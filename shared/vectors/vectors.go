@@ -10,6 +10,8 @@ package vectors
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -41,6 +43,19 @@ type Space struct {
 // (a note without passages has only it), so a question put in other words
 // than the note's finds it by what the note is called.
 const NameOrdinal = -1
+
+// NameHash is the Hash of a note's name point whose text is name: a
+// content hash, marked so that a reader of Hashes tells it from a
+// passage's (IsNameHash).
+func NameHash(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return namePrefix + hex.EncodeToString(sum[:])
+}
+
+// IsNameHash reports whether h is a name point's Hash.
+func IsNameHash(h string) bool { return strings.HasPrefix(h, namePrefix) }
+
+const namePrefix = "name-"
 
 // Point is one passage's vector, or a note's name (Ordinal NameOrdinal).
 type Point struct {
