@@ -45,10 +45,18 @@ func TestNamePointEmbedsTitleAndAliases(t *testing.T) {
 // Notes embedded by an earlier Sheaf (passages only, the bare note hash)
 // are stale once, and catching up sends only their names to the embedder.
 func TestEarlierLayoutGetsNamesOnly(t *testing.T) {
-	f := newEmbFixture(t, map[string]string{"kettle.md": kettle, "a.md": "# A\n\nalpha\n"})
+	f := newEmbFixture(t, map[string]string{"kettle.md": kettle, "a.md": "# A\n\nalpha\n", "empty.md": ""})
 	f.refresh(t)
 	ctx := context.Background()
 	for _, n := range f.ix.Catalog.Notes() {
+		if n.Path == "empty.md" { // a note without passages had one point of its title
+			title := vectors.Point{Path: n.Path, Hash: "title-hash", NoteHash: n.Hash, Vector: make([]float32, 64)}
+			title.Vector[0] = 1
+			if err := f.vec.Upsert(ctx, title); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
 		hs, err := f.vec.Hashes(ctx, n.Path)
 		if err != nil {
 			t.Fatal(err)
@@ -65,15 +73,18 @@ func TestEarlierLayoutGetsNamesOnly(t *testing.T) {
 		}
 	}
 	f.emb = &Embeddings{Store: f.ix.Store, Embedder: f.fake, Vectors: f.vec, Log: quiet} // a new process
-	if got := f.stale(t); got != 2 {
-		t.Errorf("stale after an upgrade = %d, want 2", got)
+	if got := f.stale(t); got != 3 {
+		t.Errorf("stale after an upgrade = %d, want 3", got)
 	}
 	sent := f.fake.Texts()
-	if n, p := f.refresh(t); n != 2 || p != 2 || f.fake.Texts()-sent != 2 {
-		t.Errorf("catching up: %d notes, %d texts (%d sent), want 2 notes and their 2 names", n, p, f.fake.Texts()-sent)
+	if n, p := f.refresh(t); n != 3 || p != 3 || f.fake.Texts()-sent != 3 {
+		t.Errorf("catching up: %d notes, %d texts (%d sent), want 3 notes and their 3 names", n, p, f.fake.Texts()-sent)
 	}
 	if got := f.stale(t); got != 0 {
 		t.Errorf("stale after catching up = %d", got)
+	}
+	if hs, _ := f.vec.Hashes(ctx, "empty.md"); len(hs) != 1 || hs["title-hash"] != nil {
+		t.Errorf("empty.md after catching up holds %v, want only its name", mapKeysOf(hs))
 	}
 }
 
@@ -87,6 +98,14 @@ func passageHashesInOrder(t *testing.T, f *embFixture, path string) []string {
 	var out []string
 	for _, p := range vault.Parse(path, data).Passages {
 		out = append(out, p.Hash)
+	}
+	return out
+}
+
+func mapKeysOf(m map[string][]float32) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
 	}
 	return out
 }

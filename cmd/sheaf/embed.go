@@ -14,7 +14,8 @@ func embedCmd() *cobra.Command {
 		Short: "Index the vault, then embed new and changed notes (needs an embeddings provider)",
 		Long: "Brings the index up to date, then embeds every new or changed note (only passages whose\n" +
 			"text changed go to the provider) and prunes deleted ones, as reindex_embeddings does.\n" +
-			"Prints {notes, passages}: how many were (re)embedded. The vault is --vault (SHEAF_VAULT); the\n" +
+			"Prints {notes, passages}: how many notes were (re)embedded, and how many texts (passages and\n" +
+			"names) went to the provider. The vault is --vault (SHEAF_VAULT); the\n" +
 			"provider is --embed-base-url and --embed-model (SHEAF_EMBED_*).",
 		Args: cobra.MaximumNArgs(1),
 	}

@@ -40,11 +40,11 @@ func hitsOf(ctx context.Context, v *Vault, cat *vault.Catalog, cands []Candidate
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			ord := -1
-			if len(c.Ordinals) > 0 {
-				ord = c.Ordinals[0]
+			if len(c.Ordinals) == 0 { // found by its name: shown from its first passage
+				out[i].Snippet, out[i].Heading = passageSnippet(ctx, v, c.Path, -1)
+				return
 			}
-			out[i].Snippet = passageSnippet(ctx, v, c.Path, ord)
+			out[i].Snippet, _ = passageSnippet(ctx, v, c.Path, c.Ordinals[0])
 		})
 	}
 	wg.Wait()
@@ -58,25 +58,26 @@ func roundScore(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 const snippetBytes = 240
 
 // passageSnippet is the start of passage ordinal of the note at path,
-// whitespace collapsed; the note's first passage when ordinal is gone
-// (the note changed), "" when the note cannot be read.
-func passageSnippet(ctx context.Context, v *Vault, path string, ordinal int) string {
+// whitespace collapsed, and the passage's heading; the note's first
+// passage when ordinal is gone (the note changed) or -1, "" when the note
+// cannot be read.
+func passageSnippet(ctx context.Context, v *Vault, path string, ordinal int) (snippet, heading string) {
 	ln, err := loadNote(ctx, v, path)
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	ps := ln.parsed.Passages
 	if len(ps) == 0 {
-		return ""
+		return "", ""
 	}
-	text := ps[0].Text
-	for _, p := range ps {
-		if p.Ordinal == ordinal {
-			text = p.Text
+	p := ps[0]
+	for _, x := range ps {
+		if x.Ordinal == ordinal {
+			p = x
 			break
 		}
 	}
-	return clipText(strings.Join(strings.Fields(text), " "), snippetBytes)
+	return clipText(strings.Join(strings.Fields(p.Text), " "), snippetBytes), p.Heading()
 }
 
 // withProvenance fills the provenance of hits from cat.

@@ -113,7 +113,7 @@ type ReindexIn struct {
 type ReindexOut struct {
 	Coverage
 	Notes    int `json:"notes" jsonschema:"notes (re)embedded"`
-	Passages int `json:"passages" jsonschema:"passages sent to the embeddings provider (unchanged passages are reused)"`
+	Passages int `json:"passages" jsonschema:"texts sent to the embeddings provider: changed passages and notes' names (unchanged ones are reused)"`
 }
 
 // semanticVault opens the vault of a semantic tool and checks that

@@ -17,6 +17,7 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/llm"
 	"github.com/sheaf-dev/sheaf/shared/llm/llmtest"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
+	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/textindex/embedded"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 	"github.com/sheaf-dev/sheaf/shared/vectors"
@@ -455,5 +456,36 @@ func TestSearchAndReadHybrid(t *testing.T) {
 		if n.Path == "Watering.md" {
 			t.Errorf("NOT flush must exclude Watering.md: %+v", out.Notes)
 		}
+	}
+}
+
+// A note the vector lane found by its name names no passage: it is read,
+// and shown, from its first passage, never as passage -1.
+func TestNameHitReadsFromTheFirstPassage(t *testing.T) {
+	f := newSemFixture(t, map[string]string{
+		"Kettle.md": "---\naliases: [boiler]\n---\n# Kettle\n\nIt boils water.\n\n## Descaling\n\nVinegar, monthly.\n",
+		"Empty.md":  "",
+	})
+	ctx := context.Background()
+	cat, err := f.v.Catalogs.Catalog(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hit := textindex.Hit{Path: "Kettle.md", Passage: vectors.NameOrdinal}
+	it, ie, err := f.s.readRanked(ctx, f.v, cat, hit, 1, "section", "detailed", 1<<20)
+	if err != nil || ie != nil {
+		t.Fatal(err, ie)
+	}
+	if it.ChunkID != "Kettle.md#p0" || it.SectionResolved == nil || !*it.SectionResolved ||
+		it.Heading == nil || *it.Heading == nil || **it.Heading != "Kettle" || !strings.HasPrefix(it.Body, "# Kettle") {
+		t.Errorf("a name hit in section mode: %+v", it)
+	}
+	empty, ie, err := f.s.readRanked(ctx, f.v, cat, textindex.Hit{Path: "Empty.md", Passage: vectors.NameOrdinal}, 2, "section", "detailed", 1<<20)
+	if err != nil || ie != nil || empty.ChunkID != "Empty.md#p0" {
+		t.Errorf("a name hit on a note without passages: %+v %v %v", empty, ie, err)
+	}
+	hits := hitsOf(ctx, f.v, cat, []Candidate{{Path: "Kettle.md", Title: "Kettle"}})
+	if hits[0].Heading != "Kettle" || !strings.Contains(hits[0].Snippet, "It boils water.") {
+		t.Errorf("a name hit's snippet and heading: %+v", hits[0])
 	}
 }

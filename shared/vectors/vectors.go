@@ -1,5 +1,5 @@
-// Package vectors is the vector port: one embedding per passage, searched by
-// cosine similarity. Adapters live in sub-packages (embedded = exact search in
+// Package vectors is the vector port: one embedding per passage, and one
+// of each note's name (NameOrdinal), searched by cosine similarity. Adapters live in sub-packages (embedded = exact search in
 // memory, qdrant); every adapter passes vectorstest.Run.
 //
 // Vectors are keyed by the passage's content hash, so an edit re-embeds only
@@ -61,9 +61,10 @@ const namePrefix = "name-"
 type Point struct {
 	Path    string // the note's vault-relative path
 	Ordinal int    // the passage's position in the note (vault.Passage.Ordinal), or NameOrdinal
-	Hash    string // the passage's content hash (vault.Passage.Hash)
-	// NoteHash is the content hash of the note version the passages came
-	// from (vault.Note.Hash); every point of a note carries the same one.
+	Hash    string // the passage's content hash (vault.Passage.Hash), or NameHash of the name
+	// NoteHash identifies the note version the points came from (the
+	// indexer stores vault.Note.Hash with a mark of the points' layout,
+	// indexer.EmbeddedAs); every point of a note carries the same one.
 	// Notes reports it, so a caller can tell which notes are stale.
 	NoteHash string
 	Heading  string   // the passage's innermost heading, for hits

@@ -71,6 +71,28 @@ func mustOpen(t *testing.T, path string) *Index {
 	return ix
 }
 
+// A note's name point (a negative ordinal) survives the file.
+func TestNamePointPersists(t *testing.T) {
+	path := fixtureFile(t)
+	ix := mustOpen(t, path)
+	name := vectors.Point{Path: "k.md", Ordinal: vectors.NameOrdinal, Hash: vectors.NameHash("Kettle"), NoteHash: "n-k", Vector: []float32{0, 0, 1, 1}}
+	body := vectors.Point{Path: "k.md", Ordinal: 0, Hash: "h-k-0", NoteHash: "n-k", Heading: "Boiling", Vector: []float32{0, 1, 0, 0}}
+	if err := ix.Upsert(ctx, name, body); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	re := mustOpen(t, path)
+	hits, err := re.SearchNotes(ctx, []float32{0, 0, 1, 1}, 1, vectors.Filter{})
+	if err != nil || len(hits) != 1 || hits[0].Path != "k.md" || hits[0].Ordinal != vectors.NameOrdinal {
+		t.Errorf("SearchNotes after reopen = %+v, %v; want k.md at the name ordinal", hits, err)
+	}
+	if h, _ := re.Hashes(ctx, "k.md"); len(h) != 2 || h[vectors.NameHash("Kettle")] == nil {
+		t.Errorf("Hashes after reopen = %v", h)
+	}
+}
+
 func TestReopen(t *testing.T) {
 	path := fixtureFile(t)
 	ix := mustOpen(t, path)

@@ -1,8 +1,8 @@
 // Package qdrant is the vectors adapter for a Qdrant server, over gRPC with
 // github.com/qdrant/go-client.
 //
-// One collection holds one vault's passages: one point per passage, an
-// unnamed dense vector with Cosine distance. The index's Space is recorded
+// One collection holds one vault's passages: one point per passage and one
+// per note's name (vectors.NameOrdinal), an unnamed dense vector with Cosine distance. The index's Space is recorded
 // durably in the collection's metadata (Qdrant >= 1.16): "sheaf_model" and
 // "sheaf_dim" beside the vector size; Reset drops and recreates the
 // collection and checks the metadata reads back.

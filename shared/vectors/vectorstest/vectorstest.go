@@ -434,7 +434,7 @@ func testSearchNotes(t *testing.T, ix vectors.Index) {
 		"garden/tomatoes.md#0", "garden/herbs/basil.md#0")
 	// A note's name point is searched as its passages are, and reported
 	// at its ordinal.
-	name := vectors.Point{Path: "names/kettle.md", Ordinal: vectors.NameOrdinal, Hash: "h-kettle-name", NoteHash: "n-kettle", Vector: []float32{0, 0, 1, 1}}
+	name := vectors.Point{Path: "names/kettle.md", Ordinal: vectors.NameOrdinal, Hash: vectors.NameHash("Kettle"), NoteHash: "n-kettle", Vector: []float32{0, 0, 1, 1}}
 	body := vectors.Point{Path: "names/kettle.md", Ordinal: 0, Hash: "h-kettle-0", NoteHash: "n-kettle", Heading: "Boiling", Vector: []float32{0, 1, 0, 0}}
 	if err := ix.Upsert(ctx, name, body); err != nil {
 		t.Fatal(err)
@@ -443,6 +443,9 @@ func testSearchNotes(t *testing.T, ix vectors.Index) {
 	wantKeys(t, "SearchNotes(the name, 1)", hits, "names/kettle.md#-1")
 	if len(hits) == 1 && hits[0].Heading != "" {
 		t.Errorf("a name hit has heading %q", hits[0].Heading)
+	}
+	if hs, err := ix.Hashes(ctx, "names/kettle.md"); err != nil || len(hs) != 2 || hs[vectors.NameHash("Kettle")] == nil || !vectors.IsNameHash(vectors.NameHash("Kettle")) || vectors.IsNameHash("h-kettle-0") {
+		t.Errorf("Hashes of a note with a name point = %v, %v", mapKeys(hs), err)
 	}
 }
 
