@@ -167,6 +167,11 @@ func (ix *Index) docFreq(ctx context.Context, tok string) (int64, error) {
 // askExpr is the MATCH expression of the terms not pruned: every
 // alternative of every term, as an FTS5 string, OR'd.
 func askExpr(terms []askTerm) string {
+	return strings.Join(askPhrases(terms), " OR ")
+}
+
+// askPhrases are the phrases of askExpr, in its order.
+func askPhrases(terms []askTerm) []string {
 	var parts []string
 	for _, t := range terms {
 		if t.pruned {
@@ -176,7 +181,22 @@ func askExpr(terms []askTerm) string {
 			parts = append(parts, `"`+strings.ReplaceAll(strings.Join(alt, " "), `"`, `""`)+`"`)
 		}
 	}
-	return strings.Join(parts, " OR ")
+	return parts
+}
+
+// askTermQuery is askExpr as a disjunction the stems cache can rank, or
+// nil when it has too many phrases or one too long to key.
+func askTermQuery(terms []askTerm) *termQuery {
+	phrases := askPhrases(terms)
+	if len(phrases) == 0 || len(phrases) > maxTermPhrases {
+		return nil
+	}
+	for _, p := range phrases {
+		if len(p) > maxPhraseBytes {
+			return nil
+		}
+	}
+	return &termQuery{all: phrases, any: true}
 }
 
 // scoredPassage is one passage's stored stems.

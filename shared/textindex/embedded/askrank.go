@@ -27,6 +27,28 @@ type askNote struct {
 	best              int // index in passages of the best one, -1 if none
 }
 
+// firstStage ranks the notes matching the question's terms by FTS5's
+// BM25 over stems_fts, the first pool of them: from the stems cache when
+// the question has no filter (plain) and its phrases are cached or worth
+// reading, else by FTS5, telling the cache what that matched.
+func (ix *Index) firstStage(ctx context.Context, r ranking, terms []askTerm, plain bool, pool int) ([]ranked, int, error) {
+	var tq *termQuery
+	if plain {
+		tq = askTermQuery(terms)
+	}
+	if tq != nil {
+		out, total, ok, err := ix.rankTerms(ctx, &ix.stems, tq, pool, 0)
+		if err != nil || ok {
+			return out, total, err
+		}
+	}
+	out, total, err := r.rankIn(ctx, "stems_fts", pool, 0)
+	if err == nil && tq != nil {
+		ix.stems.searched(tq.all, total)
+	}
+	return out, total, err
+}
+
 // ask ranks the notes matching expr: the first ao.Pool by FTS5's rank are
 // measured and scored, with feedback when ao asks for it, and the page
 // [offset, offset+limit) of that ranking is returned.
@@ -39,7 +61,7 @@ func (ix *Index) ask(ctx context.Context, terms []askTerm, expr string, f textin
 	from += ` WHERE stems_fts MATCH ?` + where
 	r := ranking{ix: ix, from: from, args: append([]any{expr}, args...)}
 	pool := max(ao.Pool, offset+limit)
-	ranked, total, err := r.rankIn(ctx, "stems_fts", pool, 0)
+	ranked, total, err := ix.firstStage(ctx, r, terms, where == "", pool)
 	if err != nil {
 		return textindex.Result{}, err
 	}

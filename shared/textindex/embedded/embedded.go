@@ -136,6 +136,7 @@ type Index struct {
 	stats statsCache    // for Ask
 	ranks rankCache     // for plain searches
 	terms termCache     // for plain searches without filters
+	stems termCache     // for the question lane's first stage (stems set by Open)
 }
 
 var _ textindex.Index = (*Index)(nil)
@@ -144,7 +145,7 @@ var _ textindex.Index = (*Index)(nil)
 // exist); path "" opens a private in-memory index. An index written by
 // another schema version is dropped and recreated empty.
 func Open(path string) (*Index, error) {
-	ix := &Index{stmts: map[string]*sql.Stmt{}}
+	ix := &Index{stmts: map[string]*sql.Stmt{}, stems: termCache{stems: true}}
 	if path == "" {
 		db, err := sql.Open("sqlite", ":memory:?_txlock=immediate")
 		if err != nil {

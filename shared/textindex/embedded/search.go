@@ -184,12 +184,12 @@ func (r ranking) rank(ctx context.Context, limit, offset int) ([]ranked, int, er
 	if r.terms == nil {
 		return r.rankIn(ctx, "notes_fts", limit, offset)
 	}
-	out, total, ok, err := r.ix.rankTerms(ctx, r.terms, limit, offset)
+	out, total, ok, err := r.ix.rankTerms(ctx, &r.ix.terms, r.terms, limit, offset)
 	if err != nil || ok {
 		return out, total, err
 	}
 	if out, total, err = r.rankIn(ctx, "notes_fts", limit, offset); err == nil {
-		r.ix.searched(append(slices.Clip(r.terms.all), r.terms.not...), total)
+		r.ix.terms.searched(append(slices.Clip(r.terms.all), r.terms.not...), total)
 	}
 	return out, total, err
 }

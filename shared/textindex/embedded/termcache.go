@@ -30,7 +30,11 @@ import (
 // Entries are used only while the index is unchanged, as in rankCache:
 // this process's write counter and FTS5's structure record must both be
 // what they were when the entries were read.
+//
+// The question lane's first stage is a disjunction of phrases over
+// stems_fts, and the stems cache (stems set) ranks it the same way.
 type termCache struct {
+	stems     bool // of stems_fts, not notes_fts
 	mu        sync.Mutex
 	gen       uint64
 	structure []byte
@@ -44,6 +48,14 @@ type termCache struct {
 // maxCostly bounds the phrases remembered in costly; past it, the memory
 // starts again empty.
 const maxCostly = 4096
+
+// table is the FTS5 table the cache's postings are read from.
+func (c *termCache) table() string {
+	if c.stems {
+		return "stems_fts"
+	}
+	return "notes_fts"
+}
 
 type termEntry struct {
 	postings
@@ -152,9 +164,9 @@ func (tq *termQuery) expr() string {
 // each was asked for before by a search that matched many notes (see
 // worthReading); otherwise it returns ok false for the caller to rank
 // with FTS5 and tell the cache what that matched (searched).
-func (ix *Index) rankTerms(ctx context.Context, tq *termQuery, limit, offset int) (_ []ranked, total int, ok bool, _ error) {
+func (ix *Index) rankTerms(ctx context.Context, c *termCache, tq *termQuery, limit, offset int) (_ []ranked, total int, ok bool, _ error) {
 	phrases := append(slices.Clip(tq.all), tq.not...)
-	lists, ok, err := ix.termPostings(ctx, phrases)
+	lists, ok, err := ix.termPostings(ctx, c, phrases)
 	if err != nil || !ok {
 		return nil, 0, ok, err
 	}
@@ -176,12 +188,11 @@ func (ix *Index) rankTerms(ctx context.Context, tq *termQuery, limit, offset int
 // is worth reading. ok is false when one is not. The one phrase of a
 // search of one is always worth reading: that costs what FTS5's ranking
 // of it does.
-func (ix *Index) termPostings(ctx context.Context, phrases []string) ([]postings, bool, error) {
-	gen, structure, err := ix.indexState(ctx)
+func (ix *Index) termPostings(ctx context.Context, c *termCache, phrases []string) ([]postings, bool, error) {
+	gen, structure, err := ix.stateOf(ctx, c.table())
 	if err != nil {
 		return nil, false, err
 	}
-	c := &ix.terms
 	lists := make([]postings, len(phrases))
 	var missing []int
 	c.mu.Lock()
@@ -205,13 +216,13 @@ func (ix *Index) termPostings(ctx context.Context, phrases []string) ([]postings
 		return lists, true, nil
 	}
 	for _, i := range missing {
-		if lists[i], err = ix.readPostings(ctx, phrases[i]); err != nil {
+		if lists[i], err = ix.readPostings(ctx, c.table(), phrases[i]); err != nil {
 			return nil, false, err
 		}
 	}
 	// Postings read one by one describe one state only if the index did
 	// not change meanwhile.
-	gen2, structure2, err := ix.indexState(ctx)
+	gen2, structure2, err := ix.stateOf(ctx, c.table())
 	if err != nil {
 		return nil, false, err
 	}
@@ -239,11 +250,10 @@ const fillMatches = 256
 // phrase of such a search is read only when a search asks for it again
 // after one that matched at least fillMatches notes: a word searched once,
 // or only in cheap searches, is never read for a search of several.
-func (ix *Index) searched(phrases []string, matched int) {
+func (c *termCache) searched(phrases []string, matched int) {
 	if matched < fillMatches {
 		return
 	}
-	c := &ix.terms
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.costly == nil || len(c.costly)+len(phrases) > maxCostly {
@@ -258,15 +268,20 @@ func (ix *Index) searched(phrases []string, matched int) {
 // write counter and FTS5's structure record. Read the counter first: a
 // write in between makes what is read next look older, never newer.
 func (ix *Index) indexState(ctx context.Context) (uint64, []byte, error) {
+	return ix.stateOf(ctx, "notes_fts")
+}
+
+// stateOf is indexState with the structure record of FTS5 table table.
+func (ix *Index) stateOf(ctx context.Context, table string) (uint64, []byte, error) {
 	gen := ix.gen.Load()
 	var structure []byte
-	err := ix.queryRow(ctx, `SELECT block FROM notes_fts_data WHERE id = 10`, nil, &structure)
+	err := ix.queryRow(ctx, `SELECT block FROM `+table+`_data WHERE id = 10`, nil, &structure)
 	return gen, structure, err
 }
 
-// readPostings reads one phrase's postings from FTS5.
-func (ix *Index) readPostings(ctx context.Context, phrase string) (postings, error) {
-	rows, err := ix.query(ctx, `SELECT rowid, rank FROM notes_fts WHERE notes_fts MATCH ?`, phrase)
+// readPostings reads one phrase's postings from FTS5 table table.
+func (ix *Index) readPostings(ctx context.Context, table, phrase string) (postings, error) {
+	rows, err := ix.query(ctx, `SELECT rowid, rank FROM `+table+` WHERE `+table+` MATCH ?`, phrase)
 	if err != nil {
 		return postings{}, err
 	}

@@ -86,14 +86,14 @@ func sameRanking(got, want []ranked) error {
 func rankCached(t *testing.T, ix *Index, tq *termQuery, limit, offset int) ([]ranked, int) {
 	t.Helper()
 	for range 2 {
-		out, total, ok, err := ix.rankTerms(context.Background(), tq, limit, offset)
+		out, total, ok, err := ix.rankTerms(context.Background(), &ix.terms, tq, limit, offset)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if ok {
 			return out, total
 		}
-		ix.searched(append(slices.Clip(tq.all), tq.not...), fillMatches) // as a costly search does
+		ix.terms.searched(append(slices.Clip(tq.all), tq.not...), fillMatches) // as a costly search does
 	}
 	t.Fatalf("%s: never cached", tq.expr())
 	return nil, 0
@@ -287,6 +287,58 @@ func TestTermCacheSeesWrites(t *testing.T) {
 	}
 }
 
+// The stems cache sees writes too, this process's and another's: a
+// question asked again after a write counts the new note.
+func TestStemsCacheSeesWrites(t *testing.T) {
+	ctx := context.Background()
+	ix, other := twoOnOneFile(t)
+	// 600 notes, the words in 300 and 200 of them: a costly question that
+	// drops neither word as too common.
+	var docs []textindex.Doc
+	for i := range 600 {
+		body := "plain"
+		if i%2 == 0 {
+			body += " xylophone"
+		}
+		if i%3 == 0 {
+			body += " zither"
+		}
+		docs = append(docs, textindex.Doc{Path: fmt.Sprintf("n%03d.md", i), Title: fmt.Sprint("note ", i), Body: body})
+	}
+	if err := ix.Upsert(ctx, docs...); err != nil {
+		t.Fatal(err)
+	}
+	q := textindex.ParseQuestion("xylophones or zithers?")
+	total := func() int {
+		t.Helper()
+		var totals [3]int // FTS5 (the index changed), again (fills the cache), from the postings
+		for i := range totals {
+			res, err := ix.Ask(ctx, q, textindex.Options{Limit: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			totals[i] = res.Total
+		}
+		ix.stems.mu.Lock()
+		cached := len(ix.stems.entries)
+		ix.stems.mu.Unlock()
+		if totals[0] != totals[2] || totals[1] != totals[2] || cached == 0 {
+			t.Fatalf("totals %v, %d phrases cached", totals, cached)
+		}
+		return totals[2]
+	}
+	before := total()
+	for i, w := range []*Index{ix, other} {
+		doc := textindex.Doc{Path: fmt.Sprintf("new%d.md", i), Title: "zither", Body: "zither"}
+		if err := w.Upsert(ctx, doc); err != nil {
+			t.Fatal(err)
+		}
+		if got := total(); got != before+i+1 {
+			t.Fatalf("after write %d: total %d, want %d", i, got, before+i+1)
+		}
+	}
+}
+
 // The cache keeps at most its budget of postings, dropping the least
 // recently used phrases first.
 func TestTermCacheBudget(t *testing.T) {
@@ -356,7 +408,7 @@ func TestPostingsReadAfterACostlySearch(t *testing.T) {
 	ix := memIndex(t, wordDocs(20, 5)...)
 	rank := func(s string) bool {
 		t.Helper()
-		_, _, ok, err := ix.rankTerms(ctx, plainTerms(textindex.ParseQuery(s)), 10, 0)
+		_, _, ok, err := ix.rankTerms(ctx, &ix.terms, plainTerms(textindex.ParseQuery(s)), 10, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -365,11 +417,11 @@ func TestPostingsReadAfterACostlySearch(t *testing.T) {
 	if rank("apple banana") {
 		t.Fatal("ranked phrases never searched from postings")
 	}
-	ix.searched([]string{`"apple"*`, `"banana"*`}, fillMatches-1)
+	ix.terms.searched([]string{`"apple"*`, `"banana"*`}, fillMatches-1)
 	if rank("apple banana") {
 		t.Fatal("read phrases searched only cheaply")
 	}
-	ix.searched([]string{`"pear"*`, `"plum"*`}, fillMatches)
+	ix.terms.searched([]string{`"pear"*`, `"plum"*`}, fillMatches)
 	if rank("pear kiwi") {
 		t.Fatal("read the postings of pear for a search with kiwi, never searched")
 	}
@@ -403,4 +455,92 @@ func FuzzTermRanking(f *testing.F) {
 		}
 		rankedAsFTS5(t, ix, s, q, tq) // false: an expression FTS5 refuses (Search finds nothing for it)
 	})
+}
+
+// The question lane's first stage ranked from the stems cache is FTS5's:
+// the same total and the same scores bit for bit, and a whole Ask answers
+// the same whether its words' postings are cached or not.
+func TestAskFirstStageIsFTS5s(t *testing.T) {
+	ix := memIndex(t, wordDocs(300, 2)...)
+	ctx := context.Background()
+	st, err := ix.vaultStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	questions := []string{
+		"apple",
+		"what do we know about apples and bananas?",
+		"cherry, date, fig or grape?",
+		"kiwis lemons limes mangoes melons olives oranges pears",
+		"is there a quince?",
+		"berries and plums after the apricots",
+	}
+	ranked := 0
+	for _, s := range questions {
+		terms := askTerms(textindex.ParseQuestion(s), st.langs)
+		if err := ix.weigh(ctx, terms, st.notes); err != nil {
+			t.Fatal(err)
+		}
+		tq := askTermQuery(terms)
+		if tq == nil {
+			continue
+		}
+		ranked++
+		r := ranking{ix: ix, from: ` FROM stems_fts WHERE stems_fts MATCH ?`, args: []any{askExpr(terms)}}
+		want, wantTotal, err := r.rankIn(ctx, "stems_fts", 1000, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix.stems.searched(tq.all, fillMatches) // as a costly question does
+		got, total, ok, err := ix.rankTerms(ctx, &ix.stems, tq, 1000, 0)
+		if err != nil || !ok {
+			t.Fatalf("%q: not ranked from postings: %v", s, err)
+		}
+		if total != wantTotal {
+			t.Fatalf("%q: total %d, FTS5 %d", s, total, wantTotal)
+		}
+		if err := sameRanking(got, want); err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+	}
+	if ranked < 5 {
+		t.Fatalf("only %d questions were disjunctions the cache can rank", ranked)
+	}
+	// A whole Ask, cold (FTS5) and warm (postings), pages included.
+	for _, s := range questions {
+		q := textindex.ParseQuestion(s)
+		ix.stems = termCache{stems: true}
+		cold, err := ix.Ask(ctx, q, textindex.Options{Limit: 10, Offset: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix.stems.searched(askTermQueryOf(t, ix, q), fillMatches)
+		warm, err := ix.Ask(ctx, q, textindex.Options{Limit: 10, Offset: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix.stems.mu.Lock()
+		cached := len(ix.stems.entries)
+		ix.stems.mu.Unlock()
+		if cached == 0 {
+			t.Fatalf("%q: nothing read into the stems cache", s)
+		}
+		if fmt.Sprint(cold) != fmt.Sprint(warm) {
+			t.Errorf("%q: Ask differs once its words are cached:\ncold %+v\nwarm %+v", s, cold, warm)
+		}
+	}
+}
+
+// askTermQueryOf is the phrases q's first stage matches.
+func askTermQueryOf(t *testing.T, ix *Index, q textindex.Question) []string {
+	t.Helper()
+	st, err := ix.vaultStats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	terms := askTerms(q, st.langs)
+	if err := ix.weigh(context.Background(), terms, st.notes); err != nil {
+		t.Fatal(err)
+	}
+	return askTermQuery(terms).all
 }
