@@ -150,6 +150,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzStem -fuzztime 15s ./shared/textindex/
 	$(GO) test -run '^$$' -fuzz FuzzSearch -fuzztime 15s ./shared/textindex/embedded/
 	$(GO) test -run '^$$' -fuzz FuzzTermRanking -fuzztime 30s ./shared/textindex/embedded/
+	$(GO) test -run '^$$' -fuzz FuzzAskFirstStage -fuzztime 30s ./shared/textindex/embedded/
 	$(GO) test -run '^$$' -fuzz FuzzParseURL -fuzztime 15s ./shared/store/s3/
 	$(GO) test -run '^$$' -fuzz FuzzPath -fuzztime 15s ./shared/store/s3/
 	$(GO) test -run '^$$' -fuzz FuzzQuote -fuzztime 15s ./shared/textindex/meili/
