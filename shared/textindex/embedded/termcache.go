@@ -39,7 +39,7 @@ type termCache struct {
 	gen       uint64
 	structure []byte
 	entries   map[string]*termEntry
-	postings  int             // held by all entries
+	postings  int             // the cost of all entries (entryCost): their postings and keys
 	clock     uint64          // last use, for eviction
 	budget    int             // postings kept at most; 0 is termCacheBudget
 	costly    map[string]bool // phrases of searches FTS5 ranked that matched many notes
@@ -60,6 +60,7 @@ func (c *termCache) table() string {
 type termEntry struct {
 	postings
 	used uint64
+	cost int // entryCost
 }
 
 // postings are the notes holding one phrase and the phrase's own BM25
@@ -320,33 +321,55 @@ func sortPostings(p *postings) {
 // add keeps p for phrase, evicting the least recently used entries to stay
 // within the budget. c.mu is held.
 func (c *termCache) add(phrase string, p postings) {
-	n, budget := len(p.ids), c.budget
+	cost, budget := entryCost(phrase, len(p.ids)), c.budget
 	if budget == 0 {
 		budget = termCacheBudget
 	}
-	if n > budget/2 {
+	if cost > budget/2 {
 		return
 	}
 	if c.entries == nil {
 		c.entries = map[string]*termEntry{}
 	}
 	if old, ok := c.entries[phrase]; ok {
-		c.postings -= len(old.ids)
+		c.postings -= old.cost
+		delete(c.entries, phrase)
 	}
-	for c.postings+n > budget {
-		var oldest string
-		var used uint64
-		for k, e := range c.entries {
-			if oldest == "" || e.used < used {
-				oldest, used = k, e.used
-			}
-		}
-		c.postings -= len(c.entries[oldest].ids)
-		delete(c.entries, oldest)
+	if c.postings+cost > budget {
+		c.evict(budget - cost)
 	}
 	c.clock++
-	c.entries[phrase] = &termEntry{postings: p, used: c.clock}
-	c.postings += n
+	c.entries[phrase] = &termEntry{postings: p, used: c.clock, cost: cost}
+	c.postings += cost
+}
+
+// entryCost is what an entry of phrase holding n postings counts against
+// the budget: its postings, and its key and bookkeeping in postings'
+// size, so that phrases matching nothing (typos) are bounded too.
+func entryCost(phrase string, n int) int {
+	const postingBytes, entryBytes = 16, 64
+	return n + (len(phrase)+entryBytes)/postingBytes
+}
+
+// evict drops the least recently used entries until the rest cost at most
+// keep, sorting them once however many go. c.mu is held.
+func (c *termCache) evict(keep int) {
+	type use struct {
+		phrase string
+		used   uint64
+	}
+	all := make([]use, 0, len(c.entries))
+	for k, e := range c.entries {
+		all = append(all, use{k, e.used})
+	}
+	slices.SortFunc(all, func(a, b use) int { return cmp.Compare(a.used, b.used) })
+	for _, u := range all {
+		if c.postings <= keep {
+			return
+		}
+		c.postings -= c.entries[u.phrase].cost
+		delete(c.entries, u.phrase)
+	}
 }
 
 // intersect returns the notes holding every list of all and none of not,

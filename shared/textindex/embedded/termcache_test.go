@@ -342,19 +342,36 @@ func TestStemsCacheSeesWrites(t *testing.T) {
 // The cache keeps at most its budget of postings, dropping the least
 // recently used phrases first.
 func TestTermCacheBudget(t *testing.T) {
-	c := termCache{budget: 10}
 	list := func(n int) postings { return postings{ids: make([]int64, n), scores: make([]float64, n)} }
-	c.add(`"a"`, list(4))
-	c.add(`"b"`, list(4))
+	each := entryCost(`"a"`, 40)
+	c := termCache{budget: 2*each + each/2}
+	c.add(`"a"`, list(40))
+	c.add(`"b"`, list(40))
 	c.entries[`"a"`].used = c.clock + 1 // a is used again
 	c.clock++
-	c.add(`"c"`, list(4)) // b goes
-	if _, ok := c.entries[`"b"`]; ok || c.postings != 8 || len(c.entries) != 2 {
-		t.Fatalf("entries %v, %d postings", c.entries, c.postings)
+	c.add(`"c"`, list(40)) // b goes
+	if _, ok := c.entries[`"b"`]; ok || c.postings != 2*each || len(c.entries) != 2 {
+		t.Fatalf("entries %v, cost %d", c.entries, c.postings)
 	}
-	c.add(`"d"`, list(6)) // more than half the budget: not kept
-	if _, ok := c.entries[`"d"`]; ok || c.postings != 8 {
-		t.Fatalf("kept a phrase over half the budget: %d postings", c.postings)
+	c.add(`"c"`, list(40)) // again: counted once
+	if c.postings != 2*each || len(c.entries) != 2 {
+		t.Fatalf("a phrase added twice: cost %d, %d entries", c.postings, len(c.entries))
+	}
+	c.add(`"d"`, list(c.budget/2)) // more than half the budget: not kept
+	if _, ok := c.entries[`"d"`]; ok || c.postings != 2*each {
+		t.Fatalf("kept a phrase over half the budget: cost %d", c.postings)
+	}
+	// Phrases that match nothing are bounded too, and evicted in one go.
+	c = termCache{budget: 1000}
+	for i := range 5000 {
+		c.add(fmt.Sprintf(`"typo%d"`, i), postings{})
+	}
+	if c.postings > 1000 || len(c.entries) > 1000/entryCost(`"typo0"`, 0) || len(c.entries) == 0 {
+		t.Fatalf("5000 empty phrases: %d entries, cost %d", len(c.entries), c.postings)
+	}
+	c.add(`"big"`, list(400))
+	if _, ok := c.entries[`"big"`]; !ok || c.postings > 1000 {
+		t.Fatalf("a long list after many empty ones: cost %d", c.postings)
 	}
 }
 
@@ -470,12 +487,17 @@ func TestAskFirstStageIsFTS5s(t *testing.T) {
 		"kiwis lemons limes mangoes melons olives oranges pears",
 		"is there a quince?",
 		"berries and plums after the apricots",
+		"apple apples?", // one stem twice: FTS5 scores both phrases
+		"berry berries, cherry cherries",
 	}
 	ranked := 0
 	for _, s := range questions {
 		if askRankedAsFTS5(t, ix, s) {
 			ranked++
 		}
+	}
+	if all := askTermQueryOf(t, ix, textindex.ParseQuestion("apple apples?")); len(all) != 2 || all[0] != all[1] {
+		t.Fatalf("fixture: \"apple apples?\" should be one phrase twice, is %q", all)
 	}
 	if ranked < 5 {
 		t.Fatalf("only %d questions were disjunctions the cache can rank", ranked)
@@ -501,6 +523,40 @@ func TestAskFirstStageIsFTS5s(t *testing.T) {
 		}
 		if fmt.Sprint(cold) != fmt.Sprint(warm) {
 			t.Errorf("%q: Ask differs once its words are cached:\ncold %+v\nwarm %+v", s, cold, warm)
+		}
+	}
+}
+
+// A question with a filter never ranks from the stems cache, even when its
+// words are cached: its notes are the filter's, counted as FTS5 counts them.
+func TestAskWithAFilterKeepsIt(t *testing.T) {
+	var docs []textindex.Doc
+	for i := range 40 {
+		dir := "out/"
+		if i%4 == 0 {
+			dir = "in/"
+		}
+		docs = append(docs, textindex.Doc{Path: fmt.Sprintf("%sn%02d.md", dir, i), Title: fmt.Sprint("note ", i), Body: "apple pie and pear"})
+	}
+	ix := memIndex(t, docs...)
+	ctx := context.Background()
+	for _, s := range []string{"apple?", "apple and pear?"} {
+		q := textindex.ParseQuestion(s)
+		ix.stems.searched(askTermQueryOf(t, ix, q), fillMatches)
+		if _, err := ix.Ask(ctx, q, textindex.Options{Limit: 50}); err != nil { // fills the cache
+			t.Fatal(err)
+		}
+		res, err := ix.Ask(ctx, q, textindex.Options{Limit: 50, Filter: textindex.Filter{PathPrefix: "in/"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Total != 10 || len(res.Hits) != 10 {
+			t.Fatalf("%q under in/: total %d, %d hits; want the 10 notes there", s, res.Total, len(res.Hits))
+		}
+		for _, h := range res.Hits {
+			if !strings.HasPrefix(h.Path, "in/") {
+				t.Errorf("%q under in/ found %s", s, h.Path)
+			}
 		}
 	}
 }
@@ -560,7 +616,7 @@ func askRankedAsFTS5(t *testing.T, ix *Index, s string) bool {
 }
 
 func FuzzAskFirstStage(f *testing.F) {
-	for _, s := range []string{"apple", "what about apples and bananas?", "Äpfel und Birnen?", "kiwi kiwi kiwi", "\"lime\" OR mango*", "苹果和香蕉"} {
+	for _, s := range []string{"apple", "what about apples and bananas?", "apple apples?", "berry berries", "Äpfel und Birnen?", "kiwi kiwi kiwi", "\"lime\" OR mango*", "苹果和香蕉"} {
 		f.Add(s)
 	}
 	ix, err := Open("")
