@@ -456,14 +456,7 @@ func FuzzTermRanking(f *testing.F) {
 	for _, s := range []string{"apple", "apple banana -cherry", "apple OR pe OR \"lime mango\"", `"apple banana"`, "a b c", "kiwi -kiwi", "APPLE apple"} {
 		f.Add(s)
 	}
-	ix, err := Open("")
-	if err != nil {
-		f.Fatal(err)
-	}
-	defer ix.Close()
-	if err := ix.Upsert(context.Background(), wordDocs(120, 6)...); err != nil {
-		f.Fatal(err)
-	}
+	ix := memIndex(f, wordDocs(120, 6)...)
 	f.Fuzz(func(t *testing.T, s string) {
 		q := textindex.ParseQuery(s)
 		tq := plainTerms(q)
@@ -619,14 +612,7 @@ func FuzzAskFirstStage(f *testing.F) {
 	for _, s := range []string{"apple", "what about apples and bananas?", "apple apples?", "berry berries", "Äpfel und Birnen?", "kiwi kiwi kiwi", "\"lime\" OR mango*", "苹果和香蕉"} {
 		f.Add(s)
 	}
-	ix, err := Open("")
-	if err != nil {
-		f.Fatal(err)
-	}
-	defer ix.Close()
-	if err := ix.Upsert(context.Background(), wordDocs(120, 7)...); err != nil {
-		f.Fatal(err)
-	}
+	ix := memIndex(f, wordDocs(120, 7)...)
 	f.Fuzz(func(t *testing.T, s string) {
 		askRankedAsFTS5(t, ix, s)
 	})
