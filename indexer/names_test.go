@@ -2,8 +2,10 @@ package indexer
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -84,7 +86,7 @@ func TestEarlierLayoutGetsNamesOnly(t *testing.T) {
 		t.Errorf("stale after catching up = %d", got)
 	}
 	if hs, _ := f.vec.Hashes(ctx, "empty.md"); len(hs) != 1 || hs["title-hash"] != nil {
-		t.Errorf("empty.md after catching up holds %v, want only its name", mapKeysOf(hs))
+		t.Errorf("empty.md after catching up holds %v, want only its name", slices.Collect(maps.Keys(hs)))
 	}
 }
 
@@ -98,14 +100,6 @@ func passageHashesInOrder(t *testing.T, f *embFixture, path string) []string {
 	var out []string
 	for _, p := range vault.Parse(path, data).Passages {
 		out = append(out, p.Hash)
-	}
-	return out
-}
-
-func mapKeysOf(m map[string][]float32) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
 	}
 	return out
 }

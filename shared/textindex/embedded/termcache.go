@@ -216,10 +216,16 @@ func (ix *Index) termPostings(ctx context.Context, c *termCache, phrases []strin
 	if len(missing) == 0 {
 		return lists, true, nil
 	}
+	read := map[string]postings{} // a phrase asked twice is read once
 	for _, i := range missing {
-		if lists[i], err = ix.readPostings(ctx, c.table(), phrases[i]); err != nil {
-			return nil, false, err
+		p, ok := read[phrases[i]]
+		if !ok {
+			if p, err = ix.readPostings(ctx, c.table(), phrases[i]); err != nil {
+				return nil, false, err
+			}
+			read[phrases[i]] = p
 		}
+		lists[i] = p
 	}
 	// Postings read one by one describe one state only if the index did
 	// not change meanwhile.
@@ -233,8 +239,8 @@ func (ix *Index) termPostings(ctx context.Context, c *termCache, phrases []strin
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen == gen && bytes.Equal(c.structure, structure) {
-		for _, i := range missing {
-			c.add(phrases[i], lists[i])
+		for phrase, p := range read {
+			c.add(phrase, p)
 		}
 	}
 	return lists, true, nil
