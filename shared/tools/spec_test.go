@@ -1,8 +1,11 @@
 package tools
 
 import (
+	"bytes"
 	"slices"
 	"testing"
+
+	santhosh "github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // TestSpecs pins what the Specs declare beyond tools/list (which the golden
@@ -42,6 +45,43 @@ func TestSpecs(t *testing.T) {
 	} {
 		if !slices.Equal(c.got, c.want) {
 			t.Errorf("%s: %v, want %v", c.what, c.got, c.want)
+		}
+	}
+}
+
+// TestSchemasCompileWhereMCPGoValidates compiles every served tool's input
+// and output schema with the library mcp-go/server validates with (its
+// WithInputSchemaValidation and WithOutputSchemaValidation, which Sheaf
+// does not turn on): each is valid JSON Schema 2020-12 for it, and the
+// patched copy in third_party/jsonschema, which compiles its metaschemas on
+// the first compiler rather than at start-up, still checks them.
+func TestSchemasCompileWhereMCPGoValidates(t *testing.T) {
+	s := testServer(t)
+	for _, tl := range s.serve(append(s.declared(), testWriteTools(s)...)) {
+		mt := tl.Listed()
+		for what, raw := range map[string][]byte{"input": mt.RawInputSchema, "output": mt.RawOutputSchema} {
+			if len(raw) == 0 {
+				continue
+			}
+			doc, err := santhosh.UnmarshalJSON(bytes.NewReader(raw))
+			if err != nil {
+				t.Fatalf("%s %s schema: %v", mt.Name, what, err)
+			}
+			c := santhosh.NewCompiler()
+			if err := c.AddResource("schema.json", doc); err != nil {
+				t.Fatalf("%s %s schema: %v", mt.Name, what, err)
+			}
+			sch, err := c.Compile("schema.json")
+			if err != nil {
+				t.Errorf("%s %s schema does not compile: %v", mt.Name, what, err)
+				continue
+			}
+			if what == "input" {
+				// A string where an object belongs fails every input schema.
+				if err := sch.Validate("not an object"); err == nil {
+					t.Errorf("%s: its input schema accepts a string", mt.Name)
+				}
+			}
 		}
 	}
 }
