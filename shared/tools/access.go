@@ -87,7 +87,7 @@ func accessOf(t Tool) access {
 	name := t.Tool.Name
 	a := t.Spec.Access
 	for _, p := range a.paths {
-		if !slices.Contains(t.args, p.name) {
+		if !slices.Contains(t.args(), p.name) {
 			panic(fmt.Sprintf("tool %s: its Spec names path argument %q, which the tool does not take", name, p.name))
 		}
 	}

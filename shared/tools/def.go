@@ -26,7 +26,7 @@ type Tool struct {
 	Tool    mcp.Tool
 	Handler server.ToolHandlerFunc
 	Spec    Spec
-	args    []string            // the input's property names
+	args    func() []string     // the input's property names (built when first asked)
 	schemas func() *toolSchemas // built once, on first use
 }
 
@@ -116,7 +116,10 @@ func define[In, Out any](sp Spec, fn func(ctx context.Context, in In) (*Out, err
 			OpenWorldHint:   &h.openWorld,
 		}),
 	)
-	tool.InputSchema.Type = "" // Listed sets the raw schemas
+	// Listed sets the real schemas; until then (mcp-go reads the input
+	// schema when a tool is added) an object with no properties stands in.
+	tool.InputSchema.Type = ""
+	tool.RawInputSchema = json.RawMessage(`{"type":"object"}`)
 	handler := func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
 		ctx = core.WithTool(ctx, name) // history names the tool of each version
 		c := callFrom(ctx)
@@ -172,7 +175,7 @@ func define[In, Out any](sp Spec, fn func(ctx context.Context, in In) (*Out, err
 		cov.Lagging = lagging
 		return fitResult(name, out, budget), nil
 	}
-	return Tool{Tool: tool, Handler: handler, Spec: sp, args: argNames(reflect.TypeFor[In]()), schemas: schemas}
+	return Tool{Tool: tool, Handler: handler, Spec: sp, args: sync.OnceValue(func() []string { return argNames(reflect.TypeFor[In]()) }), schemas: schemas}
 }
 
 // decodeArgs validates the raw arguments and decodes them into In.

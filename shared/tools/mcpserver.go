@@ -66,12 +66,14 @@ func (s *Server) MCPServerFirst(version, profile string) (srv *server.MCPServer,
 		}
 		filter, listed, usable := profileFilter(core), listedFilter(ts), s.usable(ts)
 		list = func(ctx context.Context, tools []mcp.Tool) []mcp.Tool { return filter(ctx, listed(ctx, usable(tools))) }
+		added := make([]server.ServerTool, 0, len(ts))
 		for _, t := range ts {
 			if profile == "core" && !t.Spec.Core {
 				continue
 			}
-			srv.AddTool(t.Tool, t.Handler)
+			added = append(added, server.ServerTool{Tool: t.Tool, Handler: t.Handler})
 		}
+		srv.AddTools(added...)
 	}
 	return srv, declare, nil
 }
