@@ -134,7 +134,8 @@ func TestScriptsLint(t *testing.T) {
 
 // TestGoInstallable: `go install github.com/sheaf-dev/sheaf/cmd/sheaf@v…`
 // (the README's install) refuses a module whose go.mod has a replace or
-// exclude directive, so a patched dependency must never be wired that way.
+// exclude directive, so a patched dependency must never be wired that way
+// (go.work wires third_party/jsonschema), and must build without it.
 func TestGoInstallable(t *testing.T) {
 	data, err := os.ReadFile("../go.mod")
 	if err != nil {
@@ -142,5 +143,12 @@ func TestGoInstallable(t *testing.T) {
 	}
 	for _, m := range regexp.MustCompile(`(?m)^\s*(replace|exclude)\b.*$`).FindAllString(string(data), -1) {
 		t.Errorf("go.mod: %q: go install would refuse the module", strings.TrimSpace(m))
+	}
+	// go.work's patched copy of a dependency is for builds from this
+	// checkout; go install builds without the workspace, from go.sum.
+	cmd := exec.Command("go", "build", "-o", os.DevNull, "../cmd/sheaf")
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("building sheaf without the workspace, as go install does: %v\n%s", err, out)
 	}
 }

@@ -17,7 +17,7 @@ var initLine = regexp.MustCompile(`(?m)^init (\S+) @[0-9.]+ ms, [0-9.]+ ms clock
 // compiled its five drafts' metaschemas at package initialisation (21k
 // allocations, 8 ms of every spawn) although Sheaf never validates with it.
 // third_party/jsonschema defers that to its first compiler; this fails if
-// the go.mod replace that selects it goes.
+// go.work's replace that selects it goes.
 func TestStartupCompilesNoSchema(t *testing.T) {
 	cmd := exec.Command(bin, "--version")
 	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
