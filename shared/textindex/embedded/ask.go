@@ -78,6 +78,7 @@ type askTerm struct {
 	pos    int        // textindex.Word.Pos; -1 for a feedback word
 	weight float64    // 1 for a word of the question; less for a feedback word
 	alts   [][]string // folded index tokens; one token for a word, two for an unspaced bigram
+	dfs    []int64    // each alternative's note frequency (a phrase's: its rarest token's), set by weigh
 	idf    float64    // inverse note frequency of the rarest alternative
 	pruned bool       // in more than half of the notes: not matched
 }
@@ -122,7 +123,8 @@ func (ix *Index) weigh(ctx context.Context, terms []askTerm, n int64) error {
 	for i := range terms {
 		t := &terms[i]
 		df := int64(math.MaxInt64)
-		for _, alt := range t.alts {
+		t.dfs = make([]int64, len(t.alts))
+		for j, alt := range t.alts {
 			d := int64(0) // a phrase: as rare as its rarest token
 			if len(alt) > 0 {
 				d = math.MaxInt64
@@ -134,6 +136,7 @@ func (ix *Index) weigh(ctx context.Context, terms []askTerm, n int64) error {
 				}
 				d = min(d, f)
 			}
+			t.dfs[j] = d
 			df = min(df, d)
 		}
 		if df == math.MaxInt64 {
@@ -178,17 +181,24 @@ func askPhrases(terms []askTerm) []string {
 			continue
 		}
 		for _, alt := range t.alts {
-			parts = append(parts, `"`+strings.ReplaceAll(strings.Join(alt, " "), `"`, `""`)+`"`)
+			parts = append(parts, askPhrase(alt))
 		}
 	}
 	return parts
 }
 
+// askPhrase is alternative alt as an FTS5 string.
+func askPhrase(alt []string) string {
+	return `"` + strings.ReplaceAll(strings.Join(alt, " "), `"`, `""`) + `"`
+}
+
 // askTermQuery is askExpr as a disjunction the stems cache can rank, or
-// nil when it has too many phrases or one too long to key.
+// nil when it has too many phrases or one too long to key. Its rare
+// phrases (in at most fillMatches notes, by weigh's counts) are cheap to
+// read even when no search asked for them before.
 func askTermQuery(terms []askTerm) *termQuery {
 	phrases := askPhrases(terms)
-	if len(phrases) == 0 || len(phrases) > maxTermPhrases {
+	if len(phrases) == 0 || len(phrases) > maxAskPhrases {
 		return nil
 	}
 	for _, p := range phrases {
@@ -196,7 +206,18 @@ func askTermQuery(terms []askTerm) *termQuery {
 			return nil
 		}
 	}
-	return &termQuery{all: phrases, any: true}
+	tq := &termQuery{all: phrases, any: true}
+	for _, t := range terms {
+		for j, alt := range t.alts {
+			if !t.pruned && j < len(t.dfs) && t.dfs[j] <= fillMatches {
+				if tq.rare == nil {
+					tq.rare = map[string]bool{}
+				}
+				tq.rare[askPhrase(alt)] = true
+			}
+		}
+	}
+	return tq
 }
 
 // scoredPassage is one passage's stored stems.

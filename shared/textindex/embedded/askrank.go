@@ -65,12 +65,17 @@ func (ix *Index) ask(ctx context.Context, terms []askTerm, expr string, f textin
 	if err != nil {
 		return textindex.Result{}, err
 	}
+	ids := make([]int64, len(ranked))
+	for i, rn := range ranked {
+		ids[i] = rn.id
+	}
+	loaded, err := ix.loadAskNotes(ctx, ids)
+	if err != nil {
+		return textindex.Result{}, err
+	}
 	notes := make([]*askNote, 0, len(ranked))
-	for _, rn := range ranked {
-		n, err := ix.loadAskNote(ctx, rn.id)
-		if err != nil {
-			return textindex.Result{}, err
-		}
+	for i, rn := range ranked {
+		n := loaded[i]
 		if !n.gone {
 			if best := -ranked[0].score; best > 0 {
 				n.stage = -rn.score / best

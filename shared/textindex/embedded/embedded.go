@@ -137,6 +137,7 @@ type Index struct {
 	ranks rankCache     // for plain searches
 	terms termCache     // for plain searches without filters
 	stems termCache     // for the question lane's first stage (stems set by Open)
+	notes noteCache     // the question lane's notes, as loadAskNote reads them
 }
 
 var _ textindex.Index = (*Index)(nil)

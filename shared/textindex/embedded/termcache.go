@@ -83,6 +83,11 @@ const (
 	maxPhraseBytes = 256
 )
 
+// maxAskPhrases bounds the phrases of a question's first stage ranked from
+// the stems cache: a question's words, each stemmed in every language of
+// the vault, often make more than 8.
+const maxAskPhrases = 32
+
 // termQuery is a plain search as its phrases: FTS5 expressions of one
 // term each (termExpr), in the order they appear in the search's MATCH
 // expression. Either one conjunction (all of all, none of not) or a
@@ -91,6 +96,7 @@ const (
 type termQuery struct {
 	all, not []string
 	any      bool
+	rare     map[string]bool // phrases known to be in few notes: worth reading at once
 }
 
 // plainTerms returns q as a termQuery, or nil when the cache cannot rank
@@ -162,12 +168,12 @@ func (tq *termQuery) expr() string {
 // rankTerms ranks tq from its phrases' postings: up to limit notes from
 // offset on, best first, and the number of matching notes (0 when no note
 // is returned), as rank does. It reads the postings it lacks only when
-// each was asked for before by a search that matched many notes (see
-// worthReading); otherwise it returns ok false for the caller to rank
+// each was asked for before by a search that matched many notes
+// (searched) or is one of tq's rare phrases; otherwise it returns ok false for the caller to rank
 // with FTS5 and tell the cache what that matched (searched).
 func (ix *Index) rankTerms(ctx context.Context, c *termCache, tq *termQuery, limit, offset int) (_ []ranked, total int, ok bool, _ error) {
 	phrases := append(slices.Clip(tq.all), tq.not...)
-	lists, ok, err := ix.termPostings(ctx, c, phrases)
+	lists, ok, err := ix.termPostings(ctx, c, phrases, tq.rare)
 	if err != nil || !ok {
 		return nil, 0, ok, err
 	}
@@ -188,8 +194,8 @@ func (ix *Index) rankTerms(ctx context.Context, c *termCache, tq *termQuery, lim
 // it is now: from the cache, or read from FTS5 when every phrase missing
 // is worth reading. ok is false when one is not. The one phrase of a
 // search of one is always worth reading: that costs what FTS5's ranking
-// of it does.
-func (ix *Index) termPostings(ctx context.Context, c *termCache, phrases []string) ([]postings, bool, error) {
+// of it does; so is a phrase in rare, known to be in few notes.
+func (ix *Index) termPostings(ctx context.Context, c *termCache, phrases []string, rare map[string]bool) ([]postings, bool, error) {
 	gen, structure, err := ix.stateOf(ctx, c.table())
 	if err != nil {
 		return nil, false, err
@@ -205,7 +211,7 @@ func (ix *Index) termPostings(ctx context.Context, c *termCache, phrases []strin
 			c.clock++
 			e.used = c.clock
 			lists[i] = e.postings
-		} else if len(phrases) > 1 && !c.costly[p] {
+		} else if len(phrases) > 1 && !c.costly[p] && !rare[p] {
 			c.mu.Unlock()
 			return nil, false, nil
 		} else {

@@ -617,3 +617,74 @@ func FuzzAskFirstStage(f *testing.F) {
 		askRankedAsFTS5(t, ix, s)
 	})
 }
+
+// TestAskReadsRareWordsAtOnce: a question that adds a word never asked to
+// words a costly question asked before is ranked from postings when the
+// new word is in few notes (reading it costs less than FTS5's ranking of
+// the whole question), exactly as FTS5 ranks it; a new word in many notes
+// still sends the question to FTS5 the first time.
+func TestAskReadsRareWordsAtOnce(t *testing.T) {
+	var docs []textindex.Doc
+	for i := range 600 {
+		body := "filler"
+		if i%2 == 0 {
+			body += " walnut" // 300 notes: not pruned (half), not rare
+		}
+		if i%3 == 0 {
+			body += " hazel" // 200 notes: rare enough to read at once
+		}
+		if i%20 == 0 {
+			body += " pecan" // 30 notes
+		}
+		if i < 290 {
+			body += " almond" // 290 notes: not rare
+		}
+		docs = append(docs, textindex.Doc{Path: fmt.Sprintf("n%03d.md", i), Title: fmt.Sprintf("note %d", i), Body: body})
+	}
+	ix := memIndex(t, docs...)
+	ctx := context.Background()
+	ask := func(s string) (ok bool) {
+		t.Helper()
+		st, err := ix.vaultStats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		terms := askTerms(textindex.ParseQuestion(s), st.langs)
+		if err := ix.weigh(ctx, terms, st.notes); err != nil {
+			t.Fatal(err)
+		}
+		tq := askTermQuery(terms)
+		got, total, ok, err := ix.rankTerms(ctx, &ix.stems, tq, 1000, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := ranking{ix: ix, from: ` FROM stems_fts WHERE stems_fts MATCH ?`, args: []any{askExpr(terms)}}
+		want, wantTotal, err := r.rankIn(ctx, "stems_fts", 1000, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			ix.stems.searched(tq.all, wantTotal) // what firstStage does
+			return false
+		}
+		if total != wantTotal {
+			t.Errorf("%q: total %d, FTS5 %d", s, total, wantTotal)
+		}
+		if err := sameRanking(got, want); err != nil {
+			t.Errorf("%q: %v", s, err)
+		}
+		return true
+	}
+	if ask("what about walnut and almond?") {
+		t.Error("two words never asked, neither rare: ranked from postings the first time")
+	}
+	if !ask("what about walnut and pecan?") {
+		t.Error("a word asked in a costly question beside a rare new one: not ranked from postings")
+	}
+	if !ask("walnut, hazel and pecan?") {
+		t.Error("a new word in 200 notes beside cached ones: not ranked from postings")
+	}
+	if !ask("and almond with walnut?") {
+		t.Error("words both asked in a costly question before: not ranked from postings")
+	}
+}

@@ -1,0 +1,154 @@
+package embedded
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+)
+
+// noteCache keeps the question lane's notes as loadAskNote reads them
+// (their names, headings, metadata and passages' stems), so that a note
+// in the first-stage pool of one question after another is read from
+// SQLite once: reading the pool's 50 notes was about a quarter of a
+// question's CPU on a 10k-note vault. Like the term caches it serves
+// entries only while the index is as it was when they were read (this
+// process's write counter and stems_fts's structure record), and it
+// holds at most noteCacheBytes.
+type noteCache struct {
+	mu        sync.Mutex
+	gen       uint64
+	structure []byte
+	notes     map[int64]*noteEntry
+	bytes     int    // the cost of all entries (noteCost)
+	clock     uint64 // last use, for eviction
+	budget    int    // bytes kept at most; 0 is noteCacheBytes
+}
+
+type noteEntry struct {
+	note askNote // as read: no score, best -1
+	cost int
+	used uint64
+}
+
+// noteCacheBytes bounds the note cache: about 2,000 notes of a typical
+// vault's length.
+const noteCacheBytes = 16 << 20
+
+// loadAskNotes reads the notes of ids for the question lane, from the
+// cache when the index is unchanged, in ids' order. A note deleted since
+// the ranking comes back gone (and is not kept).
+func (ix *Index) loadAskNotes(ctx context.Context, ids []int64) ([]*askNote, error) {
+	gen, structure, err := ix.stateOf(ctx, "stems_fts")
+	if err != nil {
+		return nil, err
+	}
+	c := &ix.notes
+	out := make([]*askNote, len(ids))
+	var missing []int
+	c.mu.Lock()
+	if c.gen != gen || !bytes.Equal(c.structure, structure) {
+		c.gen, c.structure, c.notes, c.bytes = gen, structure, nil, 0
+	}
+	for i, id := range ids {
+		if e, ok := c.notes[id]; ok {
+			c.clock++
+			e.used = c.clock
+			n := e.note
+			out[i] = &n
+		} else {
+			missing = append(missing, i)
+		}
+	}
+	c.mu.Unlock()
+	read := make([]askNote, 0, len(missing))
+	for _, i := range missing {
+		n, err := ix.loadAskNote(ctx, ids[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = n
+		if !n.gone {
+			read = append(read, *n)
+		}
+	}
+	if len(read) == 0 {
+		return out, nil
+	}
+	// What was read describes the state read first only if the index did
+	// not change meanwhile: keep it only then.
+	gen2, structure2, err := ix.stateOf(ctx, "stems_fts")
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen2 == gen && bytes.Equal(structure2, structure) && c.gen == gen && bytes.Equal(c.structure, structure) {
+		for _, n := range read {
+			c.add(n)
+		}
+	}
+	return out, nil
+}
+
+// add keeps note n. c.mu is held.
+func (c *noteCache) add(n askNote) {
+	cost, budget := noteCost(&n), c.budget
+	if budget == 0 {
+		budget = noteCacheBytes
+	}
+	if cost > budget/4 {
+		return
+	}
+	if c.notes == nil {
+		c.notes = map[int64]*noteEntry{}
+	}
+	if old, ok := c.notes[n.id]; ok {
+		c.bytes -= old.cost
+		delete(c.notes, n.id)
+	}
+	if c.bytes+cost > budget {
+		c.evict(budget*3/4 - cost)
+	}
+	c.clock++
+	c.notes[n.id] = &noteEntry{note: n, cost: cost, used: c.clock}
+	c.bytes += cost
+}
+
+// evict drops the least recently used notes until the rest cost at most
+// keep. c.mu is held.
+func (c *noteCache) evict(keep int) {
+	type use struct {
+		id   int64
+		used uint64
+	}
+	all := make([]use, 0, len(c.notes))
+	for id, e := range c.notes {
+		all = append(all, use{id, e.used})
+	}
+	slices.SortFunc(all, func(a, b use) int { return cmp.Compare(a.used, b.used) })
+	for _, u := range all {
+		if c.bytes <= keep {
+			return
+		}
+		c.bytes -= c.notes[u.id].cost
+		delete(c.notes, u.id)
+	}
+}
+
+// noteCost estimates the bytes note n holds: its strings, and a word and
+// a slice header for each index term.
+func noteCost(n *askNote) int {
+	const word, header = 16, 64
+	cost := header*4 + len(n.path) + len(n.title) + len(n.lang) + word*(len(n.names)+len(n.heads)+len(n.meta))
+	for _, w := range [][]string{n.names, n.heads, n.meta} {
+		for _, t := range w {
+			cost += len(t)
+		}
+	}
+	for _, p := range n.passages {
+		cost += header + 2*len(p.stems) + word*len(p.toks)
+	}
+	return cost
+}

@@ -1,0 +1,141 @@
+package embedded
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/sheaf-dev/sheaf/shared/textindex"
+)
+
+// TestNoteCacheSeesWrites: a question answers the same from notes read
+// from SQLite and from the note cache, and a note changed by this process
+// or by another one on the same file is read again.
+func TestNoteCacheSeesWrites(t *testing.T) {
+	ctx := context.Background()
+	ix, other := twoOnOneFile(t)
+	var docs []textindex.Doc
+	for i := range 40 {
+		docs = append(docs, textindex.Doc{Path: fmt.Sprintf("n%02d.md", i), Title: fmt.Sprint("note ", i),
+			Body: fmt.Sprintf("The orchard keeps %d quinces. Nothing else is kept there.", i)})
+	}
+	if err := ix.Upsert(ctx, docs...); err != nil {
+		t.Fatal(err)
+	}
+	q := textindex.ParseQuestion("which note keeps the quinces of the orchard?")
+	answer := func() string {
+		t.Helper()
+		res, err := ix.Ask(ctx, q, textindex.Options{Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%+v", res.Hits)
+	}
+	uncached := func() string {
+		t.Helper()
+		ix.notes.mu.Lock()
+		ix.notes.notes, ix.notes.bytes = nil, 0
+		ix.notes.mu.Unlock()
+		return answer()
+	}
+	before := uncached()
+	ix.notes.mu.Lock()
+	cached := len(ix.notes.notes)
+	ix.notes.mu.Unlock()
+	if cached == 0 {
+		t.Fatal("no note cached after a question")
+	}
+	if warm := answer(); warm != before {
+		t.Fatalf("from the cache:\n%s\nread:\n%s", warm, before)
+	}
+	for i, w := range []*Index{ix, other} {
+		// A note of the pool gets a new title and body: its features
+		// change, which only a note read again shows.
+		doc := textindex.Doc{Path: "n07.md", Title: fmt.Sprint("orchard quinces ", i),
+			Body: "The orchard keeps quinces, quinces and quinces."}
+		if err := w.Upsert(ctx, doc); err != nil {
+			t.Fatal(err)
+		}
+		warm := answer()
+		if cold := uncached(); warm != cold {
+			t.Fatalf("after write %d, from the cache:\n%s\nread:\n%s", i, warm, cold)
+		}
+		if warm == before {
+			t.Fatalf("after write %d the answer did not change", i)
+		}
+		before = warm
+	}
+}
+
+// The cache keeps at most its budget, dropping the least recently used
+// notes first.
+func TestNoteCacheBudget(t *testing.T) {
+	note := func(id int64) askNote {
+		return askNote{id: id, path: "p.md", best: -1, passages: []scoredPassage{{id: id << passageBits, stems: "a b c", toks: []string{"a", "b", "c"}}}}
+	}
+	n := note(1)
+	each := noteCost(&n)
+	c := noteCache{budget: 5 * each}
+	for id := range int64(5) {
+		c.add(note(id))
+	}
+	c.notes[0].used = c.clock + 1 // 0 is used again
+	c.clock++
+	c.add(note(5)) // over budget: down to 3/4, the least recently used first
+	if _, ok := c.notes[0]; !ok {
+		t.Error("the note used last was dropped")
+	}
+	if _, ok := c.notes[1]; ok {
+		t.Error("the least recently used note was kept")
+	}
+	if c.bytes > c.budget {
+		t.Errorf("%d bytes kept, budget %d", c.bytes, c.budget)
+	}
+}
+
+// Questions asked at once, while notes are written, share the caches
+// without a race (go test -race) and each answers what the index held.
+func TestAskConcurrentWithWrites(t *testing.T) {
+	ctx := context.Background()
+	ix := memIndex(t, wordDocs(200, 3)...)
+	questions := []string{"what about apples and bananas?", "kiwi or lemon?", "which notes hold plums, pears and figs?"}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 30 {
+				q := textindex.ParseQuestion(questions[(g+i)%len(questions)])
+				if _, err := ix.Ask(ctx, q, textindex.Options{Limit: 5}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := range 20 {
+			doc := textindex.Doc{Path: fmt.Sprintf("n%03d.md", i), Title: "kiwi lemon", Body: "apples and bananas, plums and pears"}
+			if err := ix.Upsert(ctx, doc); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	wg.Wait()
+	// Settled: the cached answer is the one read afresh.
+	q := textindex.ParseQuestion(questions[0])
+	warm, err := ix.Ask(ctx, q, textindex.Options{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.notes.mu.Lock()
+	ix.notes.notes, ix.notes.bytes = nil, 0
+	ix.notes.mu.Unlock()
+	cold, err := ix.Ask(ctx, q, textindex.Options{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprintf("%+v", warm.Hits) != fmt.Sprintf("%+v", cold.Hits) {
+		t.Errorf("after the writes, from the cache:\n%+v\nread:\n%+v", warm.Hits, cold.Hits)
+	}
+}
