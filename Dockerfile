@@ -13,7 +13,7 @@
 ARG GO_VERSION=1.26
 FROM golang:${GO_VERSION}-bookworm AS build
 WORKDIR /src
-COPY go.mod go.sum go.work ./
+COPY go.mod go.sum go.work go.work.sum ./
 COPY third_party ./third_party
 RUN go mod download
 COPY . .

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -41,8 +40,6 @@ function beside it.`,
 	cfg := withConfig(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
-		restoreGC := startupGC()
-		defer restoreGC()
 		log := logger(cfg.LogLevel)
 		if cfg.HTTP != "" {
 			addr, err := httpAddr(cfg.HTTP)
@@ -73,13 +70,12 @@ function beside it.`,
 		if err := o.Opening(ctx); err != nil { // opened meanwhile
 			return err
 		}
-		begin := func() { restoreGC(); o.Begin() }
 		if cfg.HTTP == "" {
-			time.AfterFunc(beginAfter, begin)
-			return mcphttp.ServeStdioWhenReady(ctx, srv, os.Stdin, &afterFirstWrite{w: os.Stdout, fn: begin}, declared)
+			time.AfterFunc(beginAfter, o.Begin)
+			return mcphttp.ServeStdioWhenReady(ctx, srv, os.Stdin, &afterFirstWrite{w: os.Stdout, fn: o.Begin}, declared)
 		}
 		<-declared
-		begin()
+		o.Begin()
 		ln, err := listen(cfg.HTTP)
 		if err != nil {
 			return err
@@ -145,20 +141,6 @@ func openVault(ctx context.Context, cfg *config.Config, log *slog.Logger) (*core
 	}
 	l.Start(ctx, cfg.NoWatch)
 	return l.Vault, o, l.Close, nil
-}
-
-// startupGC raises the garbage collector's target while a server starts,
-// unless GOGC is set, and returns what restores it (once the server has
-// answered initialize, or begun its loads). Start-up allocates a few MB
-// that live on (the tool declarations, SQLite's first connection): at the
-// default target a collection ran in the middle of it, and its write
-// barriers slowed the declarations (10 ms from main to ready became 7).
-func startupGC() (restore func()) {
-	if os.Getenv("GOGC") != "" {
-		return func() {}
-	}
-	old := debug.SetGCPercent(400)
-	return sync.OnceFunc(func() { debug.SetGCPercent(old) })
 }
 
 // beginAfter is when a stdio server begins its vault's loads if it has

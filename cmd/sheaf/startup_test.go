@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"runtime/debug"
 	"strconv"
 	"testing"
 )
@@ -37,33 +36,5 @@ func TestStartupCompilesNoSchema(t *testing.T) {
 	}
 	if !seen {
 		t.Logf("jsonschema/v6 has no init line: it is not linked or initialises nothing\n%s", out)
-	}
-}
-
-// TestStartupGCIsRestored: a server raises the GC target while it starts
-// and restores what it found, once; a GOGC the user set is left alone.
-func TestStartupGCIsRestored(t *testing.T) {
-	before := debug.SetGCPercent(100)
-	defer debug.SetGCPercent(before)
-
-	t.Setenv("GOGC", "")
-	restore := startupGC()
-	if got := debug.SetGCPercent(400); got != 400 {
-		t.Errorf("while starting, the GC target is %d, want 400", got)
-	}
-	restore()
-	if got := debug.SetGCPercent(100); got != 100 {
-		t.Errorf("after restore, the GC target is %d, want the 100 it found", got)
-	}
-	debug.SetGCPercent(70)
-	restore() // once only: a later change stands
-	if got := debug.SetGCPercent(100); got != 70 {
-		t.Errorf("a second restore set the GC target to %d", got)
-	}
-
-	t.Setenv("GOGC", "50")
-	startupGC()()
-	if got := debug.SetGCPercent(100); got != 100 {
-		t.Errorf("with GOGC set, start-up changed the GC target to %d", got)
 	}
 }

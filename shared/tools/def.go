@@ -118,6 +118,9 @@ func define[In, Out any](sp Spec, fn func(ctx context.Context, in In) (*Out, err
 	)
 	// Listed sets the real schemas; until then (mcp-go reads the input
 	// schema when a tool is added) an object with no properties stands in.
+	// mcp-go's own input validation (WithInputSchemaValidation), which
+	// Sheaf does not turn on, would read this placeholder: turning it on
+	// means registering the real schema (decodeArgs validates against it).
 	tool.InputSchema.Type = ""
 	tool.RawInputSchema = json.RawMessage(`{"type":"object"}`)
 	handler := func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {

@@ -19,6 +19,8 @@ type Compiler struct {
 
 // NewCompiler create Compiler Object.
 func NewCompiler() *Compiler {
+	// Sheaf's patch (PATCH.md): the drafts' metaschemas are compiled here,
+	// on the first compiler, instead of in the package's init.
 	draftsOnce.Do(compileDrafts)
 	return newCompiler()
 }
