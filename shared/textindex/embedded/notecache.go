@@ -2,9 +2,7 @@ package embedded
 
 import (
 	"bytes"
-	"cmp"
 	"context"
-	"slices"
 	"sync"
 )
 
@@ -119,21 +117,12 @@ func (c *noteCache) add(n askNote) {
 // evict drops the least recently used notes until the rest cost at most
 // keep. c.mu is held.
 func (c *noteCache) evict(keep int) {
-	type use struct {
-		id   int64
-		used uint64
-	}
-	all := make([]use, 0, len(c.notes))
-	for id, e := range c.notes {
-		all = append(all, use{id, e.used})
-	}
-	slices.SortFunc(all, func(a, b use) int { return cmp.Compare(a.used, b.used) })
-	for _, u := range all {
+	for _, id := range leastRecent(c.notes, func(e *noteEntry) uint64 { return e.used }) {
 		if c.bytes <= keep {
 			return
 		}
-		c.bytes -= c.notes[u.id].cost
-		delete(c.notes, u.id)
+		c.bytes -= c.notes[id].cost
+		delete(c.notes, id)
 	}
 }
 

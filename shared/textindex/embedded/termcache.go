@@ -366,22 +366,23 @@ func entryCost(phrase string, n int) int {
 // evict drops the least recently used entries until the rest cost at most
 // keep, sorting them once however many go. c.mu is held.
 func (c *termCache) evict(keep int) {
-	type use struct {
-		phrase string
-		used   uint64
-	}
-	all := make([]use, 0, len(c.entries))
-	for k, e := range c.entries {
-		all = append(all, use{k, e.used})
-	}
-	slices.SortFunc(all, func(a, b use) int { return cmp.Compare(a.used, b.used) })
-	for _, u := range all {
+	for _, phrase := range leastRecent(c.entries, func(e *termEntry) uint64 { return e.used }) {
 		if c.postings <= keep {
 			return
 		}
-		c.postings -= c.entries[u.phrase].cost
-		delete(c.entries, u.phrase)
+		c.postings -= c.entries[phrase].cost
+		delete(c.entries, phrase)
 	}
+}
+
+// leastRecent returns m's keys, the least recently used (by used) first.
+func leastRecent[K comparable, E any](m map[K]E, used func(E) uint64) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b K) int { return cmp.Compare(used(m[a]), used(m[b])) })
+	return keys
 }
 
 // intersect returns the notes holding every list of all and none of not,

@@ -554,8 +554,8 @@ func TestAskWithAFilterKeepsIt(t *testing.T) {
 	}
 }
 
-// askTermQueryOf is the phrases q's first stage matches.
-func askTermQueryOf(t *testing.T, ix *Index, q textindex.Question) []string {
+// weighed is q's terms as Ask weighs them.
+func weighed(t *testing.T, ix *Index, q textindex.Question) []askTerm {
 	t.Helper()
 	st, err := ix.vaultStats(context.Background())
 	if err != nil {
@@ -565,7 +565,13 @@ func askTermQueryOf(t *testing.T, ix *Index, q textindex.Question) []string {
 	if err := ix.weigh(context.Background(), terms, st.notes); err != nil {
 		t.Fatal(err)
 	}
-	return askTermQuery(terms).all
+	return terms
+}
+
+// askTermQueryOf is the phrases q's first stage matches.
+func askTermQueryOf(t *testing.T, ix *Index, q textindex.Question) []string {
+	t.Helper()
+	return askTermQuery(weighed(t, ix, q)).all
 }
 
 // askRankedAsFTS5 ranks question s's first stage from the stems cache and
@@ -574,14 +580,7 @@ func askTermQueryOf(t *testing.T, ix *Index, q textindex.Question) []string {
 func askRankedAsFTS5(t *testing.T, ix *Index, s string) bool {
 	t.Helper()
 	ctx := context.Background()
-	st, err := ix.vaultStats(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	terms := askTerms(textindex.ParseQuestion(s), st.langs)
-	if err := ix.weigh(ctx, terms, st.notes); err != nil {
-		t.Fatal(err)
-	}
+	terms := weighed(t, ix, textindex.ParseQuestion(s))
 	tq := askTermQuery(terms)
 	if tq == nil {
 		return false
@@ -645,14 +644,7 @@ func TestAskReadsRareWordsAtOnce(t *testing.T) {
 	ctx := context.Background()
 	ask := func(s string) (ok bool) {
 		t.Helper()
-		st, err := ix.vaultStats(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		terms := askTerms(textindex.ParseQuestion(s), st.langs)
-		if err := ix.weigh(ctx, terms, st.notes); err != nil {
-			t.Fatal(err)
-		}
+		terms := weighed(t, ix, textindex.ParseQuestion(s))
 		tq := askTermQuery(terms)
 		got, total, ok, err := ix.rankTerms(ctx, &ix.stems, tq, 1000, 0)
 		if err != nil {
