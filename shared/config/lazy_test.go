@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -132,5 +133,46 @@ func TestOpenLazilyLoadsAfterBegin(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close of a vault never begun did not return: it waits for a load nobody began")
+	}
+}
+
+// TestServerWarmsItsCatalog: a lazily opened vault restarted over a saved
+// catalog builds its query indexes once loaded (and its start-up pass, if
+// any, is over), so that its first question does not.
+func TestServerWarmsItsCatalog(t *testing.T) {
+	released := make(chan struct{})
+	close(released)
+	open := func(cat *vault.Catalog) *Opened {
+		t.Helper()
+		site := &Site{Root: "r", ID: "v", Disk: t.TempDir(), Live: live, Snapshots: &heldSnapshots{release: released, cat: cat}}
+		o, err := build(t.Context(), &Config{NoAudit: true, History: "off"}, site, slog.New(slog.DiscardHandler), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { o.Close() })
+		o.Begin()
+		<-o.Loaded()
+		return o
+	}
+	saved := vault.NewCatalog()
+	saved.Upsert(vault.Note{Path: "a.md", Title: "A", Links: []vault.Link{{Target: "b"}}, Tags: []string{"x"}})
+	var snap bytes.Buffer
+	if err := saved.WriteSnapshot(&snap); err != nil {
+		t.Fatal(err)
+	}
+	saved, err := vault.ReadSnapshot(&snap) // as loaded: no index built
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved.Warmed() {
+		t.Fatal("a catalog read back has its indexes built already: the test proves nothing")
+	}
+	o := open(saved)
+	deadline := time.Now().Add(5 * time.Second)
+	for !o.Indexer.Catalog.Warmed() {
+		if time.Now().After(deadline) {
+			t.Fatal("the loaded catalog's indexes were not built")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -488,7 +488,13 @@ func moveIndexes(b, c *Catalog, f family) {
 
 // Warm builds the indexes most queries need (all but the frontmatter
 // values'), for a server that has the time before its next call.
-func (c *Catalog) Warm() { c.ensure(names | facets | links) }
+func (c *Catalog) Warm() { c.ensure(warm) }
+
+// Warmed reports whether the indexes Warm builds are built.
+func (c *Catalog) Warmed() bool { return c.has(warm) }
+
+// warm is the index families Warm builds.
+const warm = names | facets | links
 
 // rlock takes mu shared, the families f built.
 func (c *Catalog) rlock(f family) {
