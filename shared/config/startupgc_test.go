@@ -21,13 +21,16 @@ func TestStartupGCIsRestored(t *testing.T) {
 	c := &Config{NoAudit: true, History: "off"}
 	released := make(chan struct{})
 	close(released)
-	site := func() *Site {
-		return &Site{Root: "r", ID: "v", Disk: t.TempDir(), Live: live, Snapshots: &heldSnapshots{release: released, cat: vault.NewCatalog()}}
+	open := func(lazy bool) *Opened {
+		t.Helper()
+		site := &Site{Root: "r", ID: "v", Disk: t.TempDir(), Live: live, Snapshots: &heldSnapshots{release: released, cat: vault.NewCatalog()}}
+		o, err := build(t.Context(), c, site, slog.New(slog.DiscardHandler), lazy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
 	}
-	o, err := build(t.Context(), c, site(), slog.New(slog.DiscardHandler), true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := open(true)
 	if got := gcNow(); got != 400 {
 		t.Errorf("while the server starts, the GC target is %d, want 400", got)
 	}
@@ -45,20 +48,14 @@ func TestStartupGCIsRestored(t *testing.T) {
 	}
 	debug.SetGCPercent(100)
 
-	eager, err := build(t.Context(), c, site(), slog.New(slog.DiscardHandler), false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	eager := open(false)
 	if got := gcNow(); got != 100 {
 		t.Errorf("an eager open set the GC target to %d", got)
 	}
 	eager.Close()
 
 	t.Setenv("GOGC", "50")
-	user, err := build(t.Context(), c, site(), slog.New(slog.DiscardHandler), true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	user := open(true)
 	if got := gcNow(); got != 100 {
 		t.Errorf("with GOGC set, start-up changed the GC target to %d", got)
 	}

@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"bytes"
 	"context"
 	"sync"
 )
@@ -15,13 +14,12 @@ import (
 // process's write counter and stems_fts's structure record), and it
 // holds at most noteCacheBytes.
 type noteCache struct {
-	mu        sync.Mutex
-	gen       uint64
-	structure []byte
-	notes     map[int64]*noteEntry
-	bytes     int    // the cost of all entries (noteCost)
-	clock     uint64 // last use, for eviction
-	budget    int    // bytes kept at most; 0 is noteCacheBytes
+	mu     sync.Mutex
+	at     indexState // what the notes were read at
+	notes  map[int64]*noteEntry
+	bytes  int    // the cost of all entries (noteCost)
+	clock  uint64 // last use, for eviction
+	budget int    // bytes kept at most; 0 is noteCacheBytes
 }
 
 type noteEntry struct {
@@ -38,7 +36,7 @@ const noteCacheBytes = 16 << 20
 // cache when the index is unchanged, in ids' order. A note deleted since
 // the ranking comes back gone (and is not kept).
 func (ix *Index) loadAskNotes(ctx context.Context, ids []int64) ([]*askNote, error) {
-	gen, structure, err := ix.stateOf(ctx, "stems_fts")
+	now, err := ix.stateOf(ctx, "stems_fts")
 	if err != nil {
 		return nil, err
 	}
@@ -46,8 +44,8 @@ func (ix *Index) loadAskNotes(ctx context.Context, ids []int64) ([]*askNote, err
 	out := make([]*askNote, len(ids))
 	var missing []int
 	c.mu.Lock()
-	if c.gen != gen || !bytes.Equal(c.structure, structure) {
-		c.gen, c.structure, c.notes, c.bytes = gen, structure, nil, 0
+	if !c.at.is(now) {
+		c.at, c.notes, c.bytes = now, nil, 0
 	}
 	for i, id := range ids {
 		if e, ok := c.notes[id]; ok {
@@ -76,13 +74,13 @@ func (ix *Index) loadAskNotes(ctx context.Context, ids []int64) ([]*askNote, err
 	}
 	// What was read describes the state read first only if the index did
 	// not change meanwhile: keep it only then.
-	gen2, structure2, err := ix.stateOf(ctx, "stems_fts")
+	after, err := ix.stateOf(ctx, "stems_fts")
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if gen2 == gen && bytes.Equal(structure2, structure) && c.gen == gen && bytes.Equal(c.structure, structure) {
+	if after.is(now) && c.at.is(now) {
 		for _, n := range read {
 			c.add(n)
 		}

@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"sync"
@@ -28,11 +27,10 @@ type rankCache struct {
 const rankCacheSize = 8
 
 type rankEntry struct {
-	key       string // ranking query and arguments
-	gen       uint64
-	structure []byte
-	top       []ranked // the best len(top) notes
-	total     int      // matching notes
+	key   string     // ranking query and arguments
+	at    indexState // what it was ranked at
+	top   []ranked   // the best len(top) notes
+	total int        // matching notes
 }
 
 // rankPage is rank, served from the cache when it holds the page.
@@ -41,14 +39,14 @@ func (r ranking) rankPage(ctx context.Context, limit, offset int) ([]ranked, int
 	key := fmt.Sprintf("%s\x00%q", r.from, r.args)
 	// Read before ranking: a write in between makes the entry look older
 	// than its ranking, never newer, so it is only missed, never stale.
-	gen, structure, err := ix.indexState(ctx)
+	now, err := ix.stateOf(ctx, "notes_fts")
 	if err != nil {
 		return r.rank(ctx, limit, offset)
 	}
 	c := &ix.ranks
 	c.mu.Lock()
 	for i, e := range c.entries {
-		if e.key != key || e.gen != gen || !bytes.Equal(e.structure, structure) {
+		if e.key != key || !e.at.is(now) {
 			continue
 		}
 		if offset+limit > len(e.top) && len(e.top) < e.total {
@@ -74,7 +72,7 @@ func (r ranking) rankPage(ctx context.Context, limit, offset int) ([]ranked, int
 	if len(c.entries) == rankCacheSize {
 		c.entries = c.entries[1:]
 	}
-	c.entries = append(c.entries, rankEntry{key, gen, structure, top, total})
+	c.entries = append(c.entries, rankEntry{key, now, top, total})
 	c.mu.Unlock()
 	return page(top, total, limit, offset)
 }

@@ -34,15 +34,14 @@ import (
 // The question lane's first stage is a disjunction of phrases over
 // stems_fts, and the stems cache (stems set) ranks it the same way.
 type termCache struct {
-	stems     bool // of stems_fts, not notes_fts
-	mu        sync.Mutex
-	gen       uint64
-	structure []byte
-	entries   map[string]*termEntry
-	postings  int             // the cost of all entries (entryCost): their postings and keys
-	clock     uint64          // last use, for eviction
-	budget    int             // postings kept at most; 0 is termCacheBudget
-	costly    map[string]bool // phrases of searches FTS5 ranked that matched many notes
+	stems    bool // of stems_fts, not notes_fts
+	mu       sync.Mutex
+	at       indexState // what the entries were read at
+	entries  map[string]*termEntry
+	postings int             // the cost of all entries (entryCost): their postings and keys
+	clock    uint64          // last use, for eviction
+	budget   int             // postings kept at most; 0 is termCacheBudget
+	costly   map[string]bool // phrases of searches FTS5 ranked that matched many notes
 }
 
 // maxCostly bounds the phrases remembered in costly; past it, the memory
@@ -196,15 +195,15 @@ func (ix *Index) rankTerms(ctx context.Context, c *termCache, tq *termQuery, lim
 // search of one is always worth reading: that costs what FTS5's ranking
 // of it does; so is a phrase in rare, known to be in few notes.
 func (ix *Index) termPostings(ctx context.Context, c *termCache, phrases []string, rare map[string]bool) ([]postings, bool, error) {
-	gen, structure, err := ix.stateOf(ctx, c.table())
+	now, err := ix.stateOf(ctx, c.table())
 	if err != nil {
 		return nil, false, err
 	}
 	lists := make([]postings, len(phrases))
 	var missing []int
 	c.mu.Lock()
-	if c.gen != gen || !bytes.Equal(c.structure, structure) {
-		c.gen, c.structure, c.entries, c.postings = gen, structure, nil, 0
+	if !c.at.is(now) {
+		c.at, c.entries, c.postings = now, nil, 0
 	}
 	for i, p := range phrases {
 		if e, ok := c.entries[p]; ok {
@@ -235,16 +234,16 @@ func (ix *Index) termPostings(ctx context.Context, c *termCache, phrases []strin
 	}
 	// Postings read one by one describe one state only if the index did
 	// not change meanwhile.
-	gen2, structure2, err := ix.stateOf(ctx, c.table())
+	after, err := ix.stateOf(ctx, c.table())
 	if err != nil {
 		return nil, false, err
 	}
-	if gen2 != gen || !bytes.Equal(structure2, structure) {
+	if !after.is(now) {
 		return nil, false, nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.gen == gen && bytes.Equal(c.structure, structure) {
+	if c.at.is(now) {
 		for phrase, p := range read {
 			c.add(phrase, p)
 		}
@@ -277,19 +276,26 @@ func (c *termCache) searched(phrases []string, matched int) {
 	}
 }
 
-// indexState returns what a cached ranking depends on: this process's
-// write counter and FTS5's structure record. Read the counter first: a
-// write in between makes what is read next look older, never newer.
-func (ix *Index) indexState(ctx context.Context) (uint64, []byte, error) {
-	return ix.stateOf(ctx, "notes_fts")
+// indexState is what a cached value depends on: this process's write
+// counter and an FTS5 table's structure record, which every committed
+// write, this process's or another's, changes.
+type indexState struct {
+	gen       uint64
+	structure []byte
 }
 
-// stateOf is indexState with the structure record of FTS5 table table.
-func (ix *Index) stateOf(ctx context.Context, table string) (uint64, []byte, error) {
-	gen := ix.gen.Load()
-	var structure []byte
-	err := ix.queryRow(ctx, `SELECT block FROM `+table+`_data WHERE id = 10`, nil, &structure)
-	return gen, structure, err
+// is reports whether s and o are the same state of the index.
+func (s indexState) is(o indexState) bool {
+	return s.gen == o.gen && bytes.Equal(s.structure, o.structure)
+}
+
+// stateOf returns the index's state as FTS5 table table records it. It
+// reads the counter first: a write in between makes what is read next
+// look older, never newer.
+func (ix *Index) stateOf(ctx context.Context, table string) (indexState, error) {
+	st := indexState{gen: ix.gen.Load()}
+	err := ix.queryRow(ctx, `SELECT block FROM `+table+`_data WHERE id = 10`, nil, &st.structure)
+	return st, err
 }
 
 // readPostings reads one phrase's postings from FTS5 table table.
