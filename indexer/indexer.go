@@ -276,6 +276,18 @@ func (ix *Indexer) syncLocked(ctx context.Context, progress func(done, total int
 		}
 	}()
 
+	// The text index's paths are read while the vault is listed: the two
+	// are independent, and a server restarted over its index waits for
+	// both before its first search.
+	type pathsRead struct {
+		indexed map[string]time.Time
+		err     error
+	}
+	read := make(chan pathsRead, 1)
+	go func() {
+		indexed, err := ix.Text.Paths(ctx)
+		read <- pathsRead{indexed, err}
+	}()
 	var notes, atts []store.Object
 	err = ix.Store.List(ctx, "", func(o store.Object) error {
 		if vault.IsNotePath(o.Path) {
@@ -285,13 +297,14 @@ func (ix *Indexer) syncLocked(ctx context.Context, progress func(done, total int
 		}
 		return nil
 	})
+	pr := <-read
 	if err != nil {
 		return SyncStats{}, fmt.Errorf("listing the vault: %w", err)
 	}
 	ix.notes.Store(int64(len(notes)))
-	indexed, err := ix.Text.Paths(ctx)
-	if err != nil {
-		return SyncStats{}, fmt.Errorf("reading the text index: %w", err)
+	indexed := pr.indexed
+	if pr.err != nil {
+		return SyncStats{}, fmt.Errorf("reading the text index: %w", pr.err)
 	}
 	stats = SyncStats{Notes: len(notes), Attachments: len(atts)}
 
