@@ -3,6 +3,7 @@ package embedded
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"math"
 	"slices"
@@ -109,14 +110,17 @@ func (ix *Index) ask(ctx context.Context, terms []askTerm, expr string, f textin
 			for _, n := range notes {
 				have[n.id] = true
 			}
+			var fresh []int64
 			for _, rn := range again {
-				if have[rn.id] {
-					continue
+				if !have[rn.id] {
+					fresh = append(fresh, rn.id)
 				}
-				n, err := ix.loadAskNote(ctx, rn.id)
-				if err != nil {
-					return textindex.Result{}, err
-				}
+			}
+			found, err := ix.loadAskNotes(ctx, fresh)
+			if err != nil {
+				return textindex.Result{}, err
+			}
+			for _, n := range found {
 				if !n.gone {
 					notes = append(notes, n)
 				}
@@ -162,26 +166,50 @@ func sortAsk(ns []*askNote) {
 	})
 }
 
-// loadAskNote reads what Ask measures of note id.
-func (ix *Index) loadAskNote(ctx context.Context, id int64) (*askNote, error) {
-	n := &askNote{id: id, best: -1}
-	var np int64
-	var names, heads, meta string
-	err := ix.queryRow(ctx, `SELECT path, title, npassages, lang, names, heads, meta, nterms FROM notes WHERE id = ?`, []any{id},
-		&n.path, &n.title, &np, &n.lang, &names, &heads, &meta, &n.nterms)
-	if errors.Is(err, sql.ErrNoRows) {
-		n.gone = true
-		return n, nil
+// readAskNotes reads what Ask measures of the notes ids, in ids' order, in
+// two queries whatever their number: a note no longer in the index comes
+// back gone.
+func (ix *Index) readAskNotes(ctx context.Context, ids []int64) ([]*askNote, error) {
+	out := make([]*askNote, len(ids))
+	at := make(map[int64]*askNote, len(ids))
+	unique := make([]int64, 0, len(ids))
+	for i, id := range ids {
+		if n, ok := at[id]; ok {
+			out[i] = n
+			continue
+		}
+		out[i] = &askNote{id: id, best: -1, gone: true}
+		at[id] = out[i]
+		unique = append(unique, id)
 	}
+	list, err := json.Marshal(unique)
 	if err != nil {
 		return nil, err
 	}
-	n.names, n.heads, n.meta = foldAll(strings.Fields(names)), foldAll(strings.Fields(heads)), foldAll(strings.Fields(meta))
-	if np <= 0 {
-		return n, nil
+	rows, err := ix.query(ctx, `SELECT n.id, n.path, n.title, n.lang, n.names, n.heads, n.meta, n.nterms
+		FROM json_each(?) j JOIN notes n ON n.id = j.value`, string(list))
+	if err != nil {
+		return nil, err
 	}
-	first := id << passageBits
-	rows, err := ix.query(ctx, `SELECT id, stems FROM passages WHERE id BETWEEN ? AND ? ORDER BY id`, first, first+np-1)
+	for rows.Next() {
+		var r askNote
+		var names, heads, meta string
+		if err := rows.Scan(&r.id, &r.path, &r.title, &r.lang, &names, &heads, &meta, &r.nterms); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if n := at[r.id]; n != nil {
+			n.path, n.title, n.lang, n.nterms, n.gone = r.path, r.title, r.lang, r.nterms, false
+			n.names, n.heads, n.meta = foldAll(strings.Fields(names)), foldAll(strings.Fields(heads)), foldAll(strings.Fields(meta))
+		}
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, err
+	}
+	// A note's passages are the rows numbered from its id << passageBits.
+	rows, err = ix.query(ctx, `SELECT p.id, p.stems FROM json_each(?) j JOIN notes n ON n.id = j.value
+		JOIN passages p ON p.id BETWEEN n.id << `+passageShift+` AND (n.id << `+passageShift+`) + n.npassages - 1
+		ORDER BY p.id`, string(list))
 	if err != nil {
 		return nil, err
 	}
@@ -191,13 +219,15 @@ func (ix *Index) loadAskNote(ctx context.Context, id int64) (*askNote, error) {
 			rows.Close()
 			return nil, err
 		}
-		sp.toks = foldAll(strings.Fields(sp.stems))
-		n.passages = append(n.passages, sp)
+		if n := at[sp.id>>passageBits]; n != nil && !n.gone {
+			sp.toks = foldAll(strings.Fields(sp.stems))
+			n.passages = append(n.passages, sp)
+		}
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, err
 	}
-	return n, nil
+	return out, nil
 }
 
 func foldAll(toks []string) []string {

@@ -137,7 +137,7 @@ type Index struct {
 	ranks rankCache     // for plain searches
 	terms termCache     // for plain searches without filters
 	stems termCache     // for the question lane's first stage (stems set by Open)
-	notes noteCache     // the question lane's notes, as loadAskNote reads them
+	notes noteCache     // the question lane's notes, as readAskNotes reads them
 }
 
 var _ textindex.Index = (*Index)(nil)

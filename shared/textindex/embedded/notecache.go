@@ -5,7 +5,7 @@ import (
 	"sync"
 )
 
-// noteCache keeps the question lane's notes as loadAskNote reads them
+// noteCache keeps the question lane's notes as readAskNotes reads them
 // (their names, headings, metadata and passages' stems), so that a note
 // in the first-stage pool of one question after another is read from
 // SQLite once: reading the pool's 50 notes was about a quarter of a
@@ -58,15 +58,22 @@ func (ix *Index) loadAskNotes(ctx context.Context, ids []int64) ([]*askNote, err
 		}
 	}
 	c.mu.Unlock()
+	if len(missing) == 0 {
+		return out, nil
+	}
+	want := make([]int64, len(missing))
+	for k, i := range missing {
+		want[k] = ids[i]
+	}
+	got, err := ix.readAskNotes(ctx, want)
+	if err != nil {
+		return nil, err
+	}
 	read := make([]askNote, 0, len(missing))
-	for _, i := range missing {
-		n, err := ix.loadAskNote(ctx, ids[i])
-		if err != nil {
-			return nil, err
-		}
-		out[i] = n
-		if !n.gone {
-			read = append(read, *n)
+	for k, i := range missing {
+		out[i] = got[k]
+		if !got[k].gone {
+			read = append(read, *got[k])
 		}
 	}
 	if len(read) == 0 {

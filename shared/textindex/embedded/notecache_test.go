@@ -3,10 +3,12 @@ package embedded
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
 	"github.com/sheaf-dev/sheaf/shared/textindex"
+	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
 // TestNoteCacheSeesWrites: a question answers the same from notes read
@@ -137,5 +139,72 @@ func TestAskConcurrentWithWrites(t *testing.T) {
 	}
 	if fmt.Sprintf("%+v", warm.Hits) != fmt.Sprintf("%+v", cold.Hits) {
 		t.Errorf("after the writes, from the cache:\n%+v\nread:\n%+v", warm.Hits, cold.Hits)
+	}
+}
+
+// readAskNotes reads any number of notes in two queries and gives them in
+// the order asked, each with its own passages in order; a note no longer
+// in the index comes back gone, and one asked twice comes back twice.
+func TestReadAskNotes(t *testing.T) {
+	ctx := context.Background()
+	ix, err := Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	var docs []textindex.Doc
+	for i := range 120 {
+		first, second := fmt.Sprintf("# First\n\nApples number %d.", i), fmt.Sprintf("# Second\n\nPears number %d.", i)
+		docs = append(docs, textindex.Doc{Path: fmt.Sprintf("n%03d.md", i), Title: fmt.Sprint("note ", i), Body: first + "\n\n" + second,
+			Passages: []vault.Passage{{Ordinal: 0, HeadingPath: []string{"First"}, Text: first}, {Ordinal: 1, HeadingPath: []string{"Second"}, Text: second}}})
+	}
+	if err := ix.Upsert(ctx, docs...); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]int64{}
+	rows, err := ix.r.QueryContext(ctx, `SELECT path, id FROM notes`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var p string
+		var id int64
+		if err := rows.Scan(&p, &id); err != nil {
+			t.Fatal(err)
+		}
+		ids[p] = id
+	}
+	rows.Close()
+	if err := ix.Delete(ctx, "n005.md"); err != nil {
+		t.Fatal(err)
+	}
+	var want []int64
+	for i := 119; i >= 0; i -= 3 {
+		want = append(want, ids[fmt.Sprintf("n%03d.md", i)])
+	}
+	want = append(want, ids["n005.md"], want[0], 1<<40)
+	got, err := ix.readAskNotes(ctx, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d notes for %d ids", len(got), len(want))
+	}
+	for i, n := range got {
+		gone := want[i] == ids["n005.md"] || want[i] == 1<<40
+		switch {
+		case n.id != want[i]:
+			t.Errorf("note %d has id %d, want %d", i, n.id, want[i])
+		case n.gone != gone:
+			t.Errorf("note %d (%s): gone %v, want %v", i, n.path, n.gone, gone)
+		case gone:
+		case len(n.passages) != 2 || n.passages[0].id >= n.passages[1].id || n.passages[0].id>>passageBits != n.id:
+			t.Errorf("note %d (%s): passages %+v", i, n.path, n.passages)
+		case !slices.Contains(n.passages[1].toks, "pear") || n.names == nil:
+			t.Errorf("note %d (%s): names %q, passage terms %q", i, n.path, n.names, n.passages[1].toks)
+		}
+	}
+	if got[len(got)-2] != got[0] {
+		t.Error("a note asked twice is read twice")
 	}
 }
