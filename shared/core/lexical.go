@@ -41,17 +41,8 @@ func (c catalogLinks) Incoming(path string) (sources int, anchors []string) {
 	if c.cat == nil {
 		return 0, nil
 	}
-	seen := map[string]bool{}
-	for _, b := range c.cat.Backlinks(path) {
-		if b.Source == path {
-			continue
-		}
-		seen[b.Source] = true
-		if b.Link.Display != "" {
-			anchors = append(anchors, b.Link.Display)
-		}
-	}
-	return len(seen), anchors
+	in := c.cat.Inbound(path)
+	return in.Sources, in.Anchors
 }
 
 func (c catalogLinks) Outgoing(path string) []rank.Anchor {

@@ -201,6 +201,10 @@ type Catalog struct {
 	problems map[string]string // path -> why the file is skipped or degraded
 
 	base *Catalog // the catalog this one was filtered from (see Filter); nil for a full one
+
+	inboundMu sync.Mutex
+	inboundAt uint64             // the gen inbound describes
+	inbound   map[string]Inbound // Inbound's answers at inboundAt
 }
 
 // NewCatalog returns an empty Catalog.

@@ -260,6 +260,7 @@ func TestConcurrentReadersAndWriter(t *testing.T) {
 				}
 				p := fmt.Sprintf("n%d.md", (i+r)%20)
 				c.Backlinks(p)
+				c.Inbound(p)
 				c.Outgoing(p)
 				c.Graph(p, 3)
 				c.List(ListFilter{Tags: []string{"t"}})

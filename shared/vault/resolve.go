@@ -204,6 +204,51 @@ func (c *Catalog) Backlinks(p string) []Backlink {
 	return c.backlinks(p)
 }
 
+// Inbound is what the links into one note say of it.
+type Inbound struct {
+	Sources int      // how many other notes link to it
+	Anchors []string // the display text of their links that have one; shared, not to be modified
+}
+
+// Inbound returns the links into the note p from other notes, as
+// Backlinks finds them. The question lane asks it of every note it ranks,
+// and resolving a hub's thousands of backlinks takes milliseconds, so each
+// answer is kept until the catalog next changes.
+func (c *Catalog) Inbound(p string) Inbound {
+	c.rlock(names | links)
+	defer c.mu.RUnlock()
+	c.inboundMu.Lock()
+	if c.inboundAt != c.gen || c.inbound == nil || len(c.inbound) >= maxInbound {
+		c.inboundAt, c.inbound = c.gen, map[string]Inbound{}
+	}
+	in, ok := c.inbound[p]
+	c.inboundMu.Unlock()
+	if ok {
+		return in
+	}
+	seen := map[string]bool{}
+	for _, b := range c.backlinks(p) {
+		if b.Source == p {
+			continue
+		}
+		seen[b.Source] = true
+		if b.Link.Display != "" {
+			in.Anchors = append(in.Anchors, b.Link.Display)
+		}
+	}
+	in.Sources = len(seen)
+	c.inboundMu.Lock()
+	if c.inboundAt == c.gen { // mu is held shared: gen cannot have moved
+		c.inbound[p] = in
+	}
+	c.inboundMu.Unlock()
+	return in
+}
+
+// maxInbound bounds the answers Inbound keeps; past it, it starts again
+// empty.
+const maxInbound = 1 << 14
+
 func (c *Catalog) backlinks(p string) []Backlink {
 	p = norm.NFC.String(p)
 	var self *Note

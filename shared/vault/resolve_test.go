@@ -261,3 +261,60 @@ func FuzzResolveBacklinks(f *testing.F) {
 		}
 	})
 }
+
+// inboundOf is Inbound as Backlinks says it should be.
+func inboundOf(c *Catalog, p string) Inbound {
+	var in Inbound
+	seen := map[string]bool{}
+	for _, b := range c.Backlinks(p) {
+		if b.Source == p {
+			continue
+		}
+		seen[b.Source] = true
+		if b.Link.Display != "" {
+			in.Anchors = append(in.Anchors, b.Link.Display)
+		}
+	}
+	in.Sources = len(seen)
+	return in
+}
+
+// Inbound is kept between calls, and follows every change of the catalog
+// that changes what links resolve to: a new linking note, a second note of
+// the same name, an attachment taking a link, a rename.
+func TestInboundFollowsTheCatalog(t *testing.T) {
+	shown := wl("Lettuce", 2)
+	shown.Display = "green leaves"
+	c := catalogOf(note("Notes/Lettuce.md"), note("a.md", wl("Lettuce", 1), shown), note("b.md", wl("lettuce.png", 1)))
+	check := func(step string, p string, sources int) {
+		t.Helper()
+		got, want := c.Inbound(p), inboundOf(c, p)
+		if got.Sources != want.Sources || !reflect.DeepEqual(got.Anchors, want.Anchors) {
+			t.Errorf("%s: Inbound(%s) = %+v, Backlinks say %+v", step, p, got, want)
+		}
+		if got.Sources != sources {
+			t.Errorf("%s: Inbound(%s) has %d sources, want %d", step, p, got.Sources, sources)
+		}
+		if again := c.Inbound(p); again.Sources != got.Sources || !reflect.DeepEqual(again.Anchors, got.Anchors) {
+			t.Errorf("%s: asked again, Inbound(%s) = %+v, then %+v", step, p, got, again)
+		}
+	}
+	check("start", "Notes/Lettuce.md", 1)
+	if got := c.Inbound("Notes/Lettuce.md").Anchors; !reflect.DeepEqual(got, []string{"green leaves"}) {
+		t.Errorf("anchors = %q", got)
+	}
+	c.Upsert(note("c.md", wl("lettuce", 4)))
+	check("a new linking note", "Notes/Lettuce.md", 2)
+	c.Upsert(note("Archive/Lettuce.md"))
+	check("a second note of the name", "Notes/Lettuce.md", 0)
+	c.Remove("Archive/Lettuce.md")
+	check("that note removed", "Notes/Lettuce.md", 2)
+	c.UpsertAttachment(Attachment{Path: "lettuce.png"})
+	check("an attachment", "lettuce.png", 1)
+	c.Remove("Notes/Lettuce.md")
+	check("the note renamed away", "Notes/Lettuce.md", 0)
+	renamed := note("Salad.md")
+	renamed.Aliases = []string{"Lettuce"}
+	c.Upsert(renamed)
+	check("its new name's alias", "Salad.md", 2)
+}
