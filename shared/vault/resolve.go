@@ -226,14 +226,31 @@ func (c *Catalog) Inbound(p string) Inbound {
 	if ok {
 		return in
 	}
+	// As Backlinks, without building, sorting and copying every backlink:
+	// the anchors only, in Backlinks' order.
+	type shown struct {
+		src  string
+		line int
+		text string
+	}
 	seen := map[string]bool{}
-	for _, b := range c.backlinks(p) {
-		if b.Source == p {
-			continue
+	var anchors []shown
+	self := c.eachBacklink(p, func(src string, l *Link) {
+		seen[src] = true
+		if l.Display != "" {
+			anchors = append(anchors, shown{src, l.Line, l.Display})
 		}
-		seen[b.Source] = true
-		if b.Link.Display != "" {
-			in.Anchors = append(in.Anchors, b.Link.Display)
+	})
+	delete(seen, self)
+	slices.SortStableFunc(anchors, func(a, b shown) int {
+		if c := strings.Compare(a.src, b.src); c != 0 {
+			return c
+		}
+		return a.line - b.line
+	})
+	for _, a := range anchors {
+		if a.src != self {
+			in.Anchors = append(in.Anchors, a.text)
 		}
 	}
 	in.Sources = len(seen)
@@ -250,6 +267,22 @@ func (c *Catalog) Inbound(p string) Inbound {
 const maxInbound = 1 << 14
 
 func (c *Catalog) backlinks(p string) []Backlink {
+	var out []Backlink
+	c.eachBacklink(p, func(src string, l *Link) { out = append(out, Backlink{Source: src, Link: *l}) })
+	slices.SortStableFunc(out, func(a, b Backlink) int {
+		if c := strings.Compare(a.Source, b.Source); c != 0 {
+			return c
+		}
+		return a.Link.Line - b.Link.Line
+	})
+	return out
+}
+
+// eachBacklink calls fn with every link that resolves to the note or
+// attachment p, and its source, each source's links in their order, the
+// sources in no order; it returns p as the catalog spells it ("" when
+// there is no such note or attachment). mu is held.
+func (c *Catalog) eachBacklink(p string, fn func(src string, l *Link)) string {
 	p = norm.NFC.String(p)
 	var self *Note
 	segs := map[string]bool{}
@@ -264,7 +297,7 @@ func (c *Catalog) backlinks(p string) []Backlink {
 	} else if _, ok := c.atts[p]; ok {
 		segs[lastSegment(LinkKey(p))] = true
 	} else {
-		return nil
+		return ""
 	}
 	sources := map[string]struct{}{}
 	if self != nil {
@@ -275,25 +308,20 @@ func (c *Catalog) backlinks(p string) []Backlink {
 			sources[src] = struct{}{}
 		}
 	}
-	var out []Backlink
 	for src := range sources {
-		for _, l := range c.notes[src].Links {
+		links := c.notes[src].Links
+		for i := range links {
+			l := &links[i]
 			var hit bool
 			if strings.TrimSpace(l.Target) == "" {
 				hit = src == p
 			} else {
-				hit = segs[lastSegment(linkKey(l))] && c.resolve(src, l).Path == p
+				hit = segs[lastSegment(linkKey(*l))] && c.resolve(src, *l).Path == p
 			}
 			if hit {
-				out = append(out, Backlink{Source: src, Link: l})
+				fn(src, l)
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Backlink) int {
-		if c := strings.Compare(a.Source, b.Source); c != 0 {
-			return c
-		}
-		return a.Link.Line - b.Link.Line
-	})
-	return out
+	return p
 }
