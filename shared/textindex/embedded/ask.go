@@ -193,9 +193,9 @@ func askPhrase(alt []string) string {
 }
 
 // askTermQuery is askExpr as a disjunction the stems cache can rank, or
-// nil when it has too many phrases or one too long to key. Its rare
-// phrases (in at most fillMatches notes, by weigh's counts) are cheap to
-// read even when no search asked for them before.
+// nil when it has too many phrases or one too long to key. It carries
+// each phrase's note frequency (weigh's counts), by which the cache tells
+// the phrases worth reading though no search asked for them before.
 func askTermQuery(terms []askTerm) *termQuery {
 	phrases := askPhrases(terms)
 	if len(phrases) == 0 || len(phrases) > maxAskPhrases {
@@ -206,14 +206,11 @@ func askTermQuery(terms []askTerm) *termQuery {
 			return nil
 		}
 	}
-	tq := &termQuery{all: phrases, any: true}
+	tq := &termQuery{all: phrases, any: true, dfs: map[string]int64{}}
 	for _, t := range terms {
 		for j, alt := range t.alts {
-			if !t.pruned && j < len(t.dfs) && t.dfs[j] <= fillMatches {
-				if tq.rare == nil {
-					tq.rare = map[string]bool{}
-				}
-				tq.rare[askPhrase(alt)] = true
+			if !t.pruned && j < len(t.dfs) {
+				tq.dfs[askPhrase(alt)] = t.dfs[j]
 			}
 		}
 	}

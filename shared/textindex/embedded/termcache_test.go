@@ -619,9 +619,10 @@ func FuzzAskFirstStage(f *testing.F) {
 
 // TestAskReadsRareWordsAtOnce: a question that adds a word never asked to
 // words a costly question asked before is ranked from postings when the
-// new word is in few notes (reading it costs less than FTS5's ranking of
-// the whole question), exactly as FTS5 ranks it; a new word in many notes
-// still sends the question to FTS5 the first time.
+// new word is in few notes, or in fewer than the words cached (reading it
+// costs less than FTS5's ranking of the whole question), exactly as FTS5
+// ranks it; a new word in many notes, or one that would be most of the
+// question's postings, still sends the question to FTS5 the first time.
 func TestAskReadsRareWordsAtOnce(t *testing.T) {
 	var docs []textindex.Doc
 	for i := range 600 {
@@ -637,6 +638,12 @@ func TestAskReadsRareWordsAtOnce(t *testing.T) {
 		}
 		if i < 290 {
 			body += " almond" // 290 notes: not rare
+		}
+		if i >= 330 {
+			body += " chestnut" // 270 notes
+		}
+		if i%600 < 280 && i%2 == 1 || i >= 440 {
+			body += " cedar" // 300 notes
 		}
 		docs = append(docs, textindex.Doc{Path: fmt.Sprintf("n%03d.md", i), Title: fmt.Sprintf("note %d", i), Body: body})
 	}
@@ -678,5 +685,14 @@ func TestAskReadsRareWordsAtOnce(t *testing.T) {
 	}
 	if !ask("and almond with walnut?") {
 		t.Error("words both asked in a costly question before: not ranked from postings")
+	}
+	if !ask("walnut, almond and chestnut?") {
+		t.Error("a new word in 270 notes beside cached ones in 590: not ranked from postings")
+	}
+	if ask("pecan and cedar?") {
+		t.Error("a new word in 300 notes beside a cached one in 30: ranked from postings the first time")
+	}
+	if !ask("pecan or cedar?") {
+		t.Error("the same words asked again: not ranked from postings")
 	}
 }
