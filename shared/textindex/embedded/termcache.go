@@ -23,7 +23,10 @@ import (
 // phrase's scores costs about as much as FTS5's ranking of it alone, so a
 // search of one phrase always reads them; a search of several reads a
 // phrase only the second time a costly search asks for it (searched says
-// when), and until then FTS5 ranks it as before. The sums are the same
+// when), and until then FTS5 ranks it as before. The question lane, which
+// knows each phrase's note frequency, also reads a phrase in few notes,
+// or new phrases whose postings are at most half of its question's
+// (termPostings). The sums are the same
 // floating-point additions in the same order, so every score is FTS5's bit
 // for bit; notes of equal score come in rowid order.
 //
