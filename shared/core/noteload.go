@@ -41,7 +41,8 @@ type loadedNote struct {
 	obj      store.Object
 	text     string
 	hash     string
-	parsed   *vault.Parsed
+	parsed   *vault.Parsed // nil when loaded by loadNoteBody
+	body     string        // the text after the frontmatter (vault.Parsed.Body)
 	warnings []string
 }
 
@@ -97,9 +98,21 @@ func loadNote(ctx context.Context, v *Vault, raw string) (*loadedNote, error) {
 	return loadNoteUpTo(ctx, v, raw, v.maxNote())
 }
 
+// loadNoteBody is loadNote for a caller that needs only the note's text,
+// hash and body: the Markdown is not parsed (parsed is nil).
+func loadNoteBody(ctx context.Context, v *Vault, raw string) (*loadedNote, error) {
+	return readNote(ctx, v, raw, v.maxNote(), false)
+}
+
 // loadNoteUpTo is loadNote for a note of at most max bytes: a bigger one,
 // when max is below the parse limit, is store.ErrTooLarge.
 func loadNoteUpTo(ctx context.Context, v *Vault, raw string, max int64) (*loadedNote, error) {
+	return readNote(ctx, v, raw, max, true)
+}
+
+// readNote reads the note at raw, of at most max bytes, and parses it when
+// parse is set.
+func readNote(ctx context.Context, v *Vault, raw string, max int64, parse bool) (*loadedNote, error) {
 	path, err := notePath(ctx, v, "path", raw)
 	if err != nil {
 		return nil, err
@@ -118,7 +131,12 @@ func loadNoteUpTo(ctx context.Context, v *Vault, raw string, max int64) (*loaded
 	}
 	ln.hash = hashOf(data)
 	ln.text = strings.ToValidUTF8(string(data), "\uFFFD")
-	ln.parsed = vault.Parse(obj.Path, data)
+	if parse {
+		ln.parsed = vault.Parse(obj.Path, data)
+		ln.body = ln.parsed.Body
+	} else {
+		ln.body = vault.Body(data)
+	}
 	return ln, nil
 }
 

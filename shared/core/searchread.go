@@ -278,7 +278,11 @@ func cursorError(err error) error {
 // fit perItem bytes. A note that cannot be returned is an ItemError; err is
 // only for failures of the whole call (a cancelled context).
 func (s *Core) readRanked(ctx context.Context, v *Vault, cat *vault.Catalog, h textindex.Hit, rank int, mode, format string, perItem int) (*ReadItem, *ItemError, error) {
-	ln, err := loadNote(ctx, v, h.Path)
+	load := loadNote
+	if mode != "section" && format != "detailed" && h.Passage != vectors.NameOrdinal {
+		load = loadNoteBody // a whole note's body, concise: no parse needed
+	}
+	ln, err := load(ctx, v, h.Path)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
@@ -301,7 +305,7 @@ func (s *Core) readRanked(ctx context.Context, v *Vault, cat *vault.Catalog, h t
 	if n, ok := cat.Note(h.Path); ok && format == "detailed" {
 		it.Provenance = noteProvenance(n, s.now(), false)
 	}
-	body := strings.TrimLeft(p.Body, "\r\n") // the line break after the frontmatter
+	body := strings.TrimLeft(ln.body, "\r\n") // the line break after the frontmatter
 	if mode == "section" {
 		if h.HeadingID == "" && h.Heading != "" {
 			// A vector hit names its passage by ordinal only.

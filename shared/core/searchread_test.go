@@ -37,6 +37,41 @@ func sarArgs(query string, k int) searchAndReadIn {
 	return searchAndReadIn{Query: query, K: k, Mode: "note"}
 }
 
+// Concise answers read a note's body without parsing it (loadNoteBody):
+// the bodies, hashes and chunk ids are those of the detailed answer, whose
+// notes are parsed, whatever the note holds before its text.
+func TestSearchAndReadConciseBodies(t *testing.T) {
+	files := map[string]string{
+		"front.md":    "---\ntitle: Orchard front\n---\n\n# Orchard\n\nThe apples are mulched.\n",
+		"crlf.md":     "---\r\ntitle: Orchard crlf\r\n---\r\nThe pears have CRLF lines.\r\n",
+		"bom.md":      "\uFEFF---\ntitle: Orchard bom\n---\nThe plums note opens with a byte-order mark.\n",
+		"unclosed.md": "---\ntitle: Orchard unclosed\nThe cherries note never closes its block.\n",
+		"bad.md":      "---\ntitle: Orchard bad\n---\nThe figs note has a bad byte \xff here.\n",
+		"plain.md":    "The quinces, with no frontmatter at all.\n",
+	}
+	s, _ := indexedServer(t, files, nil)
+	in := sarArgs("apples, pears, plums, cherries, figs or quinces?", 6)
+	detailed, err := s.SearchAndRead(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.ResponseFormat = "concise"
+	concise, err := s.SearchAndRead(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(detailed.Notes) != len(files) || len(concise.Notes) != len(files) {
+		t.Fatalf("%d detailed and %d concise notes of %d", len(detailed.Notes), len(concise.Notes), len(files))
+	}
+	for i, d := range detailed.Notes {
+		c := concise.Notes[i]
+		if c.Path != d.Path || c.Body != d.Body || c.ContentHash != d.ContentHash || c.ChunkID != d.ChunkID {
+			t.Errorf("concise %s: body %q, hash %s, chunk %s\ndetailed %s: body %q, hash %s, chunk %s",
+				c.Path, c.Body, c.ContentHash, c.ChunkID, d.Path, d.Body, d.ContentHash, d.ChunkID)
+		}
+	}
+}
+
 func TestSearchAndReadNoteMode(t *testing.T) {
 	s, _ := indexedServer(t, map[string]string{
 		"Apples.md":    "---\ntitle: Apples\ntags: [fruit]\n---\n# Apples\n\nApples grow in the orchard.\n",

@@ -68,13 +68,26 @@ func Parse(path string, src []byte) (p *Parsed) {
 	return parse(path, src, nil)
 }
 
-// parse is Parse; with spans non-nil it also records where the note's
-// headings, block ids and links lie in src (see ParseSpans).
-func parse(path string, src []byte, spans *Spans) *Parsed {
+// Body is Parse's Body without the Markdown parse: the text after the
+// frontmatter block, for a caller that needs nothing else of the note.
+func Body(src []byte) string {
+	src = cleanSource(src)
+	return string(src[frontmatterEnd(src):])
+}
+
+// cleanSource is src as Parse reads it: invalid UTF-8 replaced with
+// U+FFFD, a leading byte-order mark dropped.
+func cleanSource(src []byte) []byte {
 	if !utf8.Valid(src) {
 		src = []byte(strings.ToValidUTF8(string(src), "\uFFFD"))
 	}
-	src = bytes.TrimPrefix(src, []byte("\uFEFF"))
+	return bytes.TrimPrefix(src, []byte("\uFEFF"))
+}
+
+// parse is Parse; with spans non-nil it also records where the note's
+// headings, block ids and links lie in src (see ParseSpans).
+func parse(path string, src []byte, spans *Spans) *Parsed {
+	src = cleanSource(src)
 
 	x := &extractor{
 		src:   src,

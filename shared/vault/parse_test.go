@@ -454,6 +454,9 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		p := parse("f.md", src, nil) // not Parse: panics must surface
+		if b := Body(src); b != p.Body {
+			t.Fatalf("Body = %q, Parse's Body %q", b, p.Body)
+		}
 		text := strings.TrimPrefix(strings.ToValidUTF8(string(src), "\uFFFD"), "\uFEFF")
 		nlines := strings.Count(text, "\n") + 1
 		n := p.Note
