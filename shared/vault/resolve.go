@@ -242,12 +242,7 @@ func (c *Catalog) Inbound(p string) Inbound {
 		}
 	})
 	delete(seen, self)
-	slices.SortStableFunc(anchors, func(a, b shown) int {
-		if c := strings.Compare(a.src, b.src); c != 0 {
-			return c
-		}
-		return a.line - b.line
-	})
+	slices.SortStableFunc(anchors, func(a, b shown) int { return bySourceLine(a.src, a.line, b.src, b.line) })
 	for _, a := range anchors {
 		if a.src != self {
 			in.Anchors = append(in.Anchors, a.text)
@@ -269,13 +264,16 @@ const maxInbound = 1 << 14
 func (c *Catalog) backlinks(p string) []Backlink {
 	var out []Backlink
 	c.eachBacklink(p, func(src string, l *Link) { out = append(out, Backlink{Source: src, Link: *l}) })
-	slices.SortStableFunc(out, func(a, b Backlink) int {
-		if c := strings.Compare(a.Source, b.Source); c != 0 {
-			return c
-		}
-		return a.Link.Line - b.Link.Line
-	})
+	slices.SortStableFunc(out, func(a, b Backlink) int { return bySourceLine(a.Source, a.Link.Line, b.Source, b.Link.Line) })
 	return out
+}
+
+// bySourceLine orders backlinks by their source, then by line.
+func bySourceLine(aSrc string, aLine int, bSrc string, bLine int) int {
+	if c := strings.Compare(aSrc, bSrc); c != 0 {
+		return c
+	}
+	return aLine - bLine
 }
 
 // eachBacklink calls fn with every link that resolves to the note or
