@@ -217,39 +217,11 @@ func askTermQuery(terms []askTerm) *termQuery {
 	return tq
 }
 
-// scoredPassage is one passage's stored stems.
+// scoredPassage is one passage's stored stems, folded.
 type scoredPassage struct {
 	id    int64
-	stems string
-	toks  []string
-}
-
-// passageBM25 scores a passage's index terms toks for terms (whose idf are
-// set), with avg the mean passage length of its note.
-func passageBM25(terms []askTerm, toks []string, avg float64) float64 {
-	if len(toks) == 0 {
-		return 0
-	}
-	tf := make([]int, len(terms))
-	var prev []string
-	for _, tok := range toks {
-		tok = fold(tok)
-		for i, t := range terms {
-			if !t.pruned && t.matchesAt(tok, prev) {
-				tf[i]++
-			}
-		}
-		prev = append(prev[:0], tok)
-	}
-	norm := bm25K1 * (1 - bm25B + bm25B*float64(len(toks))/max(avg, 1))
-	s := 0.0
-	for i, t := range terms {
-		if tf[i] > 0 {
-			f := float64(tf[i])
-			s += t.idf * f * (bm25K1 + 1) / (f + norm)
-		}
-	}
-	return s
+	terms folded
+	size  int // terms.size()
 }
 
 // askNeedles are the snippet needles of a question: each term's stems, as
@@ -276,7 +248,7 @@ const proximityWindow = 8
 // (doubled for words next to each other in the question found next to
 // each other, in order, in text), over the most the pairs could score.
 // A question of one word scores 0.
-func proximity(terms []askTerm, toks []string) float64 {
+func proximity(terms []askTerm, text folded) float64 {
 	if len(terms) < 2 {
 		return 0
 	}
@@ -286,9 +258,8 @@ func proximity(terms []askTerm, toks []string) float64 {
 	}
 	best := make([]float64, len(terms)*len(terms)) // best closeness of each pair
 	pos := 0
-	var prev []string // the previous token, for two-token alternatives
-	for _, tok := range toks {
-		tok = fold(tok)
+	prev := "" // the previous token, for two-token alternatives
+	for tok := range text.terms() {
 		for i, t := range terms {
 			if !t.matchesAt(tok, prev) {
 				continue
@@ -307,7 +278,7 @@ func proximity(terms []askTerm, toks []string) float64 {
 				best[a*len(terms)+b] = max(best[a*len(terms)+b], c)
 			}
 		}
-		prev = append(prev[:0], tok)
+		prev = tok
 		pos++
 	}
 	var got, most float64
@@ -331,8 +302,9 @@ func proximity(terms []askTerm, toks []string) float64 {
 // (at most one stopword between them), a first.
 func adjacent(a, b askTerm) bool { return b.pos > a.pos && b.pos-a.pos <= 2 }
 
-// matchesAt reports whether tok (after prev) ends one of t's alternatives.
-func (t askTerm) matchesAt(tok string, prev []string) bool {
+// matchesAt reports whether tok (after prev, "" at the start) ends one of
+// t's alternatives.
+func (t askTerm) matchesAt(tok, prev string) bool {
 	for _, alt := range t.alts {
 		switch len(alt) {
 		case 1:
@@ -340,7 +312,7 @@ func (t askTerm) matchesAt(tok string, prev []string) bool {
 				return true
 			}
 		case 2:
-			if alt[1] == tok && len(prev) == 1 && prev[0] == alt[0] {
+			if alt[1] == tok && prev != "" && prev == alt[0] {
 				return true
 			}
 		}

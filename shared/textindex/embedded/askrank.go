@@ -17,8 +17,8 @@ import (
 type askNote struct {
 	id                int64
 	path, title, lang string
-	names, heads      []string // index terms of the title and aliases, of the headings
-	meta              []string // of the tags and path words
+	names, heads      folded // index terms of the title and aliases, of the headings
+	meta              folded // of the tags and path words
 	passages          []scoredPassage
 	nterms            int
 	stage             float64 // the first stage's score over the pool's best
@@ -200,7 +200,7 @@ func (ix *Index) readAskNotes(ctx context.Context, ids []int64) ([]*askNote, err
 		}
 		if n := at[r.id]; n != nil {
 			n.path, n.title, n.lang, n.nterms, n.gone = r.path, r.title, r.lang, r.nterms, false
-			n.names, n.heads, n.meta = foldAll(strings.Fields(names)), foldAll(strings.Fields(heads)), foldAll(strings.Fields(meta))
+			n.names, n.heads, n.meta = foldTerms(names), foldTerms(heads), foldTerms(meta)
 		}
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
@@ -214,27 +214,21 @@ func (ix *Index) readAskNotes(ctx context.Context, ids []int64) ([]*askNote, err
 		return nil, err
 	}
 	for rows.Next() {
-		var sp scoredPassage
-		if err := rows.Scan(&sp.id, &sp.stems); err != nil {
+		var id int64
+		var stems string
+		if err := rows.Scan(&id, &stems); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		if n := at[sp.id>>passageBits]; n != nil && !n.gone {
-			sp.toks = foldAll(strings.Fields(sp.stems))
-			n.passages = append(n.passages, sp)
+		if n := at[id>>passageBits]; n != nil && !n.gone {
+			terms := foldTerms(stems)
+			n.passages = append(n.passages, scoredPassage{id: id, terms: terms, size: terms.size()})
 		}
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, err
 	}
 	return out, nil
-}
-
-func foldAll(toks []string) []string {
-	for i, t := range toks {
-		toks[i] = fold(t)
-	}
-	return toks
 }
 
 // measure sets n's features for terms and its score by w. avgTerms is the
@@ -261,19 +255,19 @@ func (n *askNote) measure(terms []askTerm, avgTerms float64, w textindex.Weights
 	seen := make([]bool, len(terms))
 	total := 0
 	for _, sp := range n.passages {
-		total += len(sp.toks)
+		total += sp.size
 	}
 	avgPassage := float64(total) / float64(max(len(n.passages), 1))
 	bestScore := -1.0
 	for i, sp := range n.passages {
-		ptf := termFreqs(terms, sp.toks)
+		ptf := termFreqs(terms, sp.terms)
 		for j, x := range ptf {
 			tf[j] += x
 			if x > 0 {
 				seen[j] = true
 			}
 		}
-		if s := bm25(terms, ptf, float64(len(sp.toks)), avgPassage); s > bestScore {
+		if s := bm25(terms, ptf, float64(sp.size), avgPassage); s > bestScore {
 			bestScore, n.best = s, i
 		}
 	}
@@ -282,29 +276,23 @@ func (n *askNote) measure(terms []askTerm, avgTerms float64, w textindex.Weights
 		f.Passage = max(bestScore, 0) / most
 	}
 	if n.best >= 0 {
-		f.Proximity = proximity(asked, n.passages[n.best].toks)
+		f.Proximity = proximity(asked, n.passages[n.best].terms)
 	}
 	if share > 0 {
-		f.Name = found(asked, n.names, nil) / share
-		f.Headings = found(asked, n.heads, nil) / share
-		f.Meta = found(asked, n.meta, nil) / share
-		f.Matched = found(asked, nil, seen[:len(asked)]) / share
+		f.Name = foundIn(asked, n.names) / share
+		f.Headings = foundIn(asked, n.heads) / share
+		f.Meta = foundIn(asked, n.meta) / share
+		f.Matched = found(asked, seen[:len(asked)]) / share
 	}
 	n.f = f
 	n.score = w.Score(f)
 }
 
-// termFreqs counts each term's occurrences in toks (pruned terms too).
-func termFreqs(terms []askTerm, toks []string) []float64 {
+// termFreqs counts each term's occurrences in text (pruned terms too).
+func termFreqs(terms []askTerm, text folded) []float64 {
 	tf := make([]float64, len(terms))
-	var prev []string
-	for _, tok := range toks {
-		for i, t := range terms {
-			if t.matchesAt(tok, prev) {
-				tf[i]++
-			}
-		}
-		prev = append(prev[:0], tok)
+	for i, t := range terms {
+		tf[i] = float64(text.freq(t))
 	}
 	return tf
 }
@@ -322,19 +310,22 @@ func bm25(terms []askTerm, tf []float64, n, avg float64) float64 {
 	return s
 }
 
-// found is the idf of the terms found in toks (or, with toks nil, of those
-// marked in seen).
-func found(terms []askTerm, toks []string, seen []bool) float64 {
-	if toks != nil {
-		tf := termFreqs(terms, toks)
-		seen = make([]bool, len(terms))
-		for i, x := range tf {
-			seen[i] = x > 0
-		}
-	}
+// found is the idf of the terms marked in seen.
+func found(terms []askTerm, seen []bool) float64 {
 	s := 0.0
 	for i, t := range terms {
 		if seen[i] {
+			s += t.idf
+		}
+	}
+	return s
+}
+
+// foundIn is the idf of the terms found in text.
+func foundIn(terms []askTerm, text folded) float64 {
+	s := 0.0
+	for _, t := range terms {
+		if text.freq(t) > 0 {
 			s += t.idf
 		}
 	}
@@ -357,7 +348,7 @@ func (ix *Index) feedbackTerms(ctx context.Context, terms []askTerm, lead []*ask
 		counts := map[string]float64{}
 		total := 0.0
 		for _, sp := range note.passages {
-			for _, tok := range sp.toks {
+			for tok := range sp.terms.terms() {
 				if len(tok) > 2 && !have[tok] {
 					counts[tok]++
 				}

@@ -74,7 +74,7 @@ func TestNoteCacheSeesWrites(t *testing.T) {
 // notes first.
 func TestNoteCacheBudget(t *testing.T) {
 	note := func(id int64) askNote {
-		return askNote{id: id, path: "p.md", best: -1, passages: []scoredPassage{{id: id << passageBits, stems: "a b c", toks: []string{"a", "b", "c"}}}}
+		return askNote{id: id, path: "p.md", best: -1, passages: []scoredPassage{{id: id << passageBits, terms: "a b c", size: 3}}}
 	}
 	n := note(1)
 	each := noteCost(&n)
@@ -200,8 +200,8 @@ func TestReadAskNotes(t *testing.T) {
 		case gone:
 		case len(n.passages) != 2 || n.passages[0].id >= n.passages[1].id || n.passages[0].id>>passageBits != n.id:
 			t.Errorf("note %d (%s): passages %+v", i, n.path, n.passages)
-		case !slices.Contains(n.passages[1].toks, "pear") || n.names == nil:
-			t.Errorf("note %d (%s): names %q, passage terms %q", i, n.path, n.names, n.passages[1].toks)
+		case !slices.Contains(slices.Collect(n.passages[1].terms.terms()), "pear") || n.names == "":
+			t.Errorf("note %d (%s): names %q, passage terms %q", i, n.path, n.names, n.passages[1].terms)
 		}
 	}
 	if got[len(got)-2] != got[0] {

@@ -1,0 +1,112 @@
+package embedded
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// tokenFreq is termFreqs the slow way, token by token, as Ask measured
+// before folded: the reference folded.freq must agree with.
+func tokenFreq(t askTerm, toks []string) int {
+	n := 0
+	prev := ""
+	for _, tok := range toks {
+		if t.matchesAt(tok, prev) {
+			n++
+		}
+		prev = tok
+	}
+	return n
+}
+
+// foldedFields is foldTerms the slow way: every whitespace-separated
+// token folded, the empty ones dropped.
+func foldedFields(s string) []string {
+	var out []string
+	for _, tok := range strings.Fields(s) {
+		if tok = fold(tok); tok != "" {
+			out = append(out, tok)
+		}
+	}
+	return out
+}
+
+func TestFolded(t *testing.T) {
+	for _, tt := range []struct {
+		stems string
+		terms []string
+		same  bool // already folded
+		alts  [][]string
+		freq  int
+	}{
+		{stems: "gutter feaplom start gutter", terms: []string{"gutter", "feaplom", "start", "gutter"}, same: true, alts: [][]string{{"gutter"}}, freq: 2},
+		{stems: "gutters gutter", terms: []string{"gutters", "gutter"}, same: true, alts: [][]string{{"gutter"}}, freq: 1},
+		{stems: "a a a", terms: []string{"a", "a", "a"}, same: true, alts: [][]string{{"a", "a"}}, freq: 2},
+		{stems: "Café  LÉGUME\tx", terms: []string{"cafe", "legume", "x"}, alts: [][]string{{"legume"}}, freq: 1},
+		{stems: " leading trailing ", terms: []string{"leading", "trailing"}, alts: [][]string{{"trailing"}}, freq: 1},
+		{stems: "東京 都", terms: []string{"東京", "都"}, same: true, alts: [][]string{{"東京", "都"}, {"都"}}, freq: 1},
+		{stems: "x y z", terms: []string{"x", "y", "z"}, same: true, alts: [][]string{{"x", "y", "z"}}, freq: 0},
+		{stems: "", terms: nil, same: true, alts: [][]string{{"x"}}, freq: 0},
+	} {
+		f := foldTerms(tt.stems)
+		if got := slices.Collect(f.terms()); !slices.Equal(got, tt.terms) {
+			t.Errorf("foldTerms(%q) = %q, want %q", tt.stems, got, tt.terms)
+		}
+		if f.size() != len(tt.terms) {
+			t.Errorf("foldTerms(%q).size() = %d, want %d", tt.stems, f.size(), len(tt.terms))
+		}
+		if same := string(f) == tt.stems; same != tt.same {
+			t.Errorf("foldTerms(%q) unchanged: %v, want %v", tt.stems, same, tt.same)
+		}
+		term := askTerm{alts: tt.alts}
+		if got := f.freq(term); got != tt.freq {
+			t.Errorf("freq of %q in %q = %d, want %d", tt.alts, tt.stems, got, tt.freq)
+		}
+		if got := tokenFreq(term, tt.terms); got != tt.freq {
+			t.Errorf("the token loop finds %q in %q %d times, want %d", tt.alts, tt.stems, got, tt.freq)
+		}
+	}
+}
+
+// FuzzFolded: foldTerms keeps the folded tokens strings.Fields would give,
+// and freq counts what the token-by-token loop counts, for any text and
+// any alternatives of one or two of its tokens.
+func FuzzFolded(f *testing.F) {
+	f.Add("gutter feaplom start gutter", "gutter", "", "start")
+	f.Add("a a a a", "a", "a", "a")
+	f.Add("Café  LÉGUME\tx é", "legume", "x", "cafe")
+	f.Add("東京 都 東京", "東京", "都", "都")
+	f.Fuzz(func(t *testing.T, stems, a, b, c string) {
+		f := foldTerms(stems)
+		want := foldedFields(stems)
+		if got := slices.Collect(f.terms()); !slices.Equal(got, want) {
+			t.Fatalf("foldTerms(%q) = %q, want %q", stems, got, want)
+		}
+		if f.size() != len(want) {
+			t.Fatalf("size %d, want %d", f.size(), len(want))
+		}
+		if string(f) != strings.Join(want, " ") {
+			t.Fatalf("foldTerms(%q) = %q, want its terms one space apart", stems, f)
+		}
+		// Alternatives as askTerms makes them: folded tokens, not empty.
+		var alts [][]string
+		for _, alt := range [][]string{{a}, {a, b}, {c}} {
+			ok := true
+			for i := range alt {
+				alt[i] = fold(alt[i])
+				ok = ok && alt[i] != "" && !strings.ContainsFunc(alt[i], func(r rune) bool { return strings.ContainsRune(" \t\n\v\f\r\u0085\u00a0", r) })
+			}
+			if ok {
+				alts = append(alts, alt)
+			}
+		}
+		for i := range alts {
+			for _, term := range []askTerm{{alts: alts[i : i+1]}, {alts: alts[:i+1]}} {
+				if got, want := f.freq(term), tokenFreq(term, want); got != want {
+					t.Fatalf("freq of %q in %q = %d, the token loop says %d", term.alts, f, got, want)
+				}
+			}
+		}
+	})
+}
