@@ -119,6 +119,16 @@ func askTerms(q textindex.Question, langs []textindex.Lang) []askTerm {
 // in more than half of the n notes, unless no other term is in any note
 // (then those common words are all the question can be matched by).
 func (ix *Index) weigh(ctx context.Context, terms []askTerm, n int64) error {
+	var toks []string
+	for _, t := range terms {
+		for _, alt := range t.alts {
+			toks = append(toks, alt...)
+		}
+	}
+	freqs, err := ix.noteFreqs(ctx, toks)
+	if err != nil {
+		return err
+	}
 	found := 0 // terms in some note, not pruned
 	for i := range terms {
 		t := &terms[i]
@@ -130,11 +140,7 @@ func (ix *Index) weigh(ctx context.Context, terms []askTerm, n int64) error {
 				d = math.MaxInt64
 			}
 			for _, tok := range alt {
-				f, err := ix.docFreq(ctx, tok)
-				if err != nil {
-					return err
-				}
-				d = min(d, f)
+				d = min(d, freqs[tok])
 			}
 			t.dfs[j] = d
 			df = min(df, d)

@@ -138,6 +138,7 @@ type Index struct {
 	terms termCache     // for plain searches without filters
 	stems termCache     // for the question lane's first stage (stems set by Open)
 	notes noteCache     // the question lane's notes, as readAskNotes reads them
+	freqs freqCache     // the question lane's note frequencies
 }
 
 var _ textindex.Index = (*Index)(nil)
