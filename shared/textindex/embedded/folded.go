@@ -19,7 +19,8 @@ func foldTerms(stems string) folded {
 		return folded(stems)
 	}
 	var b strings.Builder
-	for _, tok := range strings.Fields(stems) {
+	b.Grow(len(stems))
+	for tok := range strings.FieldsSeq(stems) {
 		tok = fold(tok)
 		if tok == "" {
 			continue

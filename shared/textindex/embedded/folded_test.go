@@ -4,6 +4,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // tokenFreq is termFreqs the slow way, token by token, as Ask measured
@@ -109,4 +112,36 @@ func FuzzFolded(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzFold: fold, with its shortcuts for words already folded, folds as
+// the plain rule does: decompose, drop the marks, lower-case.
+func FuzzFold(f *testing.F) {
+	for _, s := range []string{"gutter", "Café", "straße", "грядка", "ΚΑΛΟΚΑΊΡΙ", "nước", "東京", "e\u0301", "\xff\xfe", "ǅ"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, tok string) {
+		var b strings.Builder
+		for _, r := range norm.NFD.String(tok) {
+			if !unicode.Is(unicode.Mn, r) {
+				b.WriteRune(unicode.ToLower(r))
+			}
+		}
+		want := b.String()
+		if isASCII(tok) {
+			want = strings.ToLower(tok)
+		}
+		if got := fold(tok); got != want {
+			t.Fatalf("fold(%q) = %q, want %q", tok, got, want)
+		}
+	})
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

@@ -54,6 +54,9 @@ func fold(tok string) string {
 	if ascii {
 		return strings.ToLower(tok)
 	}
+	if folds(tok) {
+		return tok
+	}
 	var b strings.Builder
 	for _, r := range norm.NFD.String(tok) {
 		if !unicode.Is(unicode.Mn, r) {
@@ -61,6 +64,22 @@ func fold(tok string) string {
 		}
 	}
 	return b.String()
+}
+
+// folds reports whether fold keeps tok as it is: valid UTF-8, already
+// decomposed (so
+// no letter carries a precomposed mark), with no mark to strip and no
+// letter to lower-case. Most words of most scripts are.
+func folds(tok string) bool {
+	if !utf8.ValidString(tok) || !norm.NFD.IsNormalString(tok) {
+		return false
+	}
+	for _, r := range tok {
+		if unicode.ToLower(r) != r || unicode.Is(unicode.Mn, r) {
+			return false
+		}
+	}
+	return true
 }
 
 // span is one token's byte range in a text.
