@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/vault"
+	"github.com/sheaf-dev/sheaf/shared/vault/vaultgen"
 )
 
 // Measured on a shared 2-core AMD EPYC (better of repeated runs; the machine
@@ -394,4 +396,50 @@ func BenchmarkSearchIndexFile(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+}
+
+// BenchmarkAskIndexFile asks BenchmarkSearchAndRead10k's 200 questions
+// (vaultgen's, seed 1) of an existing index, SHEAF_BENCH_INDEX: a copy of
+// the index.db of a `sheaf serve --state` folder of the 10k bench vault.
+// Each round opens the index afresh (its caches empty, as a restarted
+// server's) and asks all 200, k = 5; it reports the CPU time and the
+// allocations per question, steadier than the server's latencies on a
+// shared machine.
+func BenchmarkAskIndexFile(b *testing.B) {
+	path := os.Getenv("SHEAF_BENCH_INDEX")
+	if path == "" {
+		b.Skip("SHEAF_BENCH_INDEX is not set")
+	}
+	qs := vaultgen.Questions(vaultgen.Options{Notes: 10000, Seed: 1}, 200)
+	ctx := context.Background()
+	var cpu time.Duration
+	var ms0, ms1 runtime.MemStats
+	var allocs, bytes uint64
+	for b.Loop() {
+		b.StopTimer()
+		ix, err := Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&ms0)
+		b.StartTimer()
+		cpu0 := cpuTime()
+		for _, q := range qs {
+			if _, err := ix.Ask(ctx, textindex.ParseQuestion(q.Question), textindex.Options{Limit: 5}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		cpu += cpuTime() - cpu0
+		b.StopTimer()
+		runtime.ReadMemStats(&ms1)
+		allocs += ms1.Mallocs - ms0.Mallocs
+		bytes += ms1.TotalAlloc - ms0.TotalAlloc
+		ix.Close()
+		b.StartTimer()
+	}
+	n := float64(b.N * len(qs))
+	b.ReportMetric(float64(cpu)/float64(time.Millisecond)/n, "cpu-ms/question")
+	b.ReportMetric(float64(allocs)/n, "allocs/question")
+	b.ReportMetric(float64(bytes)/1024/n, "KB/question")
 }
