@@ -3,6 +3,8 @@ package embedded
 import (
 	"iter"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // folded is a text's index terms, each folded as FTS5 folds them (fold),
@@ -12,8 +14,9 @@ import (
 type folded string
 
 // foldTerms folds the whitespace-separated index terms of stems. Stems
-// already folded (lower-case ASCII, one space between terms: nearly all)
-// are kept as they are, without a copy.
+// already folded (nearly all: the index writes one space between terms,
+// and most words of most scripts fold to themselves) are kept as they
+// are, without a copy.
 func foldTerms(stems string) folded {
 	if isFolded(stems) {
 		return folded(stems)
@@ -33,15 +36,33 @@ func foldTerms(stems string) folded {
 	return folded(b.String())
 }
 
-// isFolded reports whether s is lower-case ASCII terms, one space between
-// each and none around them.
+// isFolded reports whether s is terms fold keeps as they are, one space
+// between each and none around them.
 func isFolded(s string) bool {
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
 		switch c := s[i]; {
-		case c >= 0x80 || c < ' ' || c == 0x7f || ('A' <= c && c <= 'Z'):
-			return false
-		case c == ' ' && (i == 0 || i == len(s)-1 || s[i-1] == ' '):
-			return false
+		case c == ' ':
+			if i == 0 || i == len(s)-1 || s[i-1] == ' ' {
+				return false
+			}
+			i++
+		case c < utf8.RuneSelf:
+			if c < ' ' || c == 0x7f || ('A' <= c && c <= 'Z') {
+				return false
+			}
+			i++
+		default: // a term beyond ASCII, checked whole
+			start := strings.LastIndexByte(s[:i], ' ') + 1
+			end := strings.IndexByte(s[i:], ' ')
+			if end < 0 {
+				end = len(s)
+			} else {
+				end += i
+			}
+			if tok := s[start:end]; !folds(tok) || strings.ContainsFunc(tok, unicode.IsSpace) {
+				return false
+			}
+			i = end
 		}
 	}
 	return true

@@ -80,6 +80,8 @@ func FuzzFolded(f *testing.F) {
 	f.Add("a a a a", "a", "a", "a")
 	f.Add("Café  LÉGUME\tx é", "legume", "x", "cafe")
 	f.Add("東京 都 東京", "東京", "都", "都")
+	f.Add("straße грядка\u00a0x", "straße", "грядка", "x")
+	f.Add("nước été", "nuoc", "ete", "nước")
 	f.Fuzz(func(t *testing.T, stems, a, b, c string) {
 		f := foldTerms(stems)
 		want := foldedFields(stems)

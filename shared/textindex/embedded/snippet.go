@@ -71,7 +71,7 @@ func fold(tok string) string {
 // no letter carries a precomposed mark), with no mark to strip and no
 // letter to lower-case. Most words of most scripts are.
 func folds(tok string) bool {
-	if !utf8.ValidString(tok) || !norm.NFD.IsNormalString(tok) {
+	if !utf8.ValidString(tok) || norm.NFD.QuickSpanString(tok) != len(tok) {
 		return false
 	}
 	for _, r := range tok {
