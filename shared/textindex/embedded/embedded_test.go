@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -336,5 +337,58 @@ func TestSearchNoteWithoutPassages(t *testing.T) {
 	}
 	if h := got["b/Other.md"]; h.Title != "Other" || h.Snippet != "zebra text" {
 		t.Errorf("b/Other.md = %+v", h)
+	}
+}
+
+// An index of this schema version written by an earlier Sheaf (notes_lang
+// on the language alone) is upgraded in place, its notes kept, and the
+// vault statistics read the new index rather than every note's row.
+func TestOpenUpgradesInPlace(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "index.db")
+	ix, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Upsert(ctx, textindextest.Fixture()...); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{`DROP INDEX notes_lang_nterms`, `CREATE INDEX notes_lang ON notes(lang)`} {
+		if _, err := ix.w.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix.Close()
+	for range 2 { // the second open finds nothing to do
+		if ix, err = Open(path); err != nil {
+			t.Fatal(err)
+		}
+		var indexes []string
+		rows, err := ix.w.Query(`SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'notes' AND sql IS NOT NULL ORDER BY name`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var n string
+			rows.Scan(&n)
+			indexes = append(indexes, n)
+		}
+		rows.Close()
+		if !slices.Equal(indexes, []string{"notes_lang_nterms"}) {
+			t.Fatalf("indexes of notes after the upgrade: %q", indexes)
+		}
+		var plan string
+		var id, parent, unused int
+		if err := ix.w.QueryRow(`EXPLAIN QUERY PLAN SELECT count(*), coalesce(avg(nterms), 0) FROM notes`).Scan(&id, &parent, &unused, &plan); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(plan, "COVERING INDEX notes_lang_nterms") {
+			t.Errorf("the statistics read %q", plan)
+		}
+		st, err := ix.vaultStats(ctx)
+		if err != nil || st.notes != int64(len(textindextest.Fixture())) {
+			t.Fatalf("after the upgrade: %d notes, %v", st.notes, err)
+		}
+		ix.Close()
 	}
 }
