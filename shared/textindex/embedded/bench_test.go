@@ -404,7 +404,7 @@ func BenchmarkSearchIndexFile(b *testing.B) {
 // Each round opens the index afresh (its caches empty, as a restarted
 // server's) and asks all 200, k = 5; it reports the CPU time and the
 // allocations per question, steadier than the server's latencies on a
-// shared machine.
+// shared machine, and the latencies of all rounds' questions.
 func BenchmarkAskIndexFile(b *testing.B) {
 	path := os.Getenv("SHEAF_BENCH_INDEX")
 	if path == "" {
@@ -415,6 +415,7 @@ func BenchmarkAskIndexFile(b *testing.B) {
 	var cpu time.Duration
 	var ms0, ms1 runtime.MemStats
 	var allocs, bytes uint64
+	var lat []time.Duration
 	for b.Loop() {
 		b.StopTimer()
 		ix, err := Open(path)
@@ -426,9 +427,11 @@ func BenchmarkAskIndexFile(b *testing.B) {
 		b.StartTimer()
 		cpu0 := cpuTime()
 		for _, q := range qs {
+			t0 := time.Now()
 			if _, err := ix.Ask(ctx, textindex.ParseQuestion(q.Question), textindex.Options{Limit: 5}); err != nil {
 				b.Fatal(err)
 			}
+			lat = append(lat, time.Since(t0))
 		}
 		cpu += cpuTime() - cpu0
 		b.StopTimer()
@@ -442,4 +445,8 @@ func BenchmarkAskIndexFile(b *testing.B) {
 	b.ReportMetric(float64(cpu)/float64(time.Millisecond)/n, "cpu-ms/question")
 	b.ReportMetric(float64(allocs)/n, "allocs/question")
 	b.ReportMetric(float64(bytes)/1024/n, "KB/question")
+	slices.Sort(lat)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
+	b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
 }

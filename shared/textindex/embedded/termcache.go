@@ -25,10 +25,10 @@ import (
 // phrase only the second time a costly search asks for it (searched says
 // when), and until then FTS5 ranks it as before. The question lane, which
 // knows each phrase's note frequency, also reads a phrase in few notes,
-// or new phrases whose postings are at most half of its question's
-// (termPostings). The sums are the same
-// floating-point additions in the same order, so every score is FTS5's bit
-// for bit; notes of equal score come in rowid order.
+// or new phrases whose postings are at most three quarters of its
+// question's (termPostings). The sums are the same floating-point
+// additions in the same order, so every score is FTS5's bit for bit;
+// notes of equal score come in rowid order.
 //
 // Entries are used only while the index is unchanged, as in rankCache:
 // this process's write counter and FTS5's structure record must both be
@@ -198,10 +198,14 @@ func (ix *Index) rankTerms(ctx context.Context, c *termCache, tq *termQuery, lim
 // phrase of a search of one (that costs what FTS5's ranking of it does); a
 // phrase a search that matched many notes asked for before (searched); a
 // phrase in at most fillMatches notes by dfs; and, when dfs knows every
-// phrase's note frequency, phrases whose postings are at most half of all
-// the search's (reading a phrase's postings costs about twice what FTS5's
-// ranking of a disjunction costs per posting: 21-32 ms against 14 ms for
-// five words of 10k notes).
+// phrase's note frequency, phrases whose postings are at most three
+// quarters of all the search's. Reading a phrase's postings costs 1.5-2 µs
+// a posting, FTS5's ranking of a disjunction about 1.8 µs a matching note,
+// so a question of new words costs less through FTS5; but a phrase read
+// once serves every later question that asks for it, and the questions of
+// BenchmarkAskIndexFile (200 in a row on 10k notes) cost 10.0 CPU-ms each
+// with three quarters (p50 8.4 ms, p99 25.6 ms), against 12.0 (10.4 ms,
+// 29.2 ms) with half.
 func (ix *Index) termPostings(ctx context.Context, c *termCache, phrases []string, dfs map[string]int64) ([]postings, bool, error) {
 	now, err := ix.stateOf(ctx, c.table())
 	if err != nil {
@@ -234,7 +238,7 @@ func (ix *Index) termPostings(ctx context.Context, c *termCache, phrases []strin
 		missing = append(missing, i)
 	}
 	c.mu.Unlock()
-	if 2*unasked > all {
+	if 4*unasked > 3*all {
 		return nil, false, nil
 	}
 	if len(missing) == 0 {

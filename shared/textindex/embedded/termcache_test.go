@@ -619,10 +619,10 @@ func FuzzAskFirstStage(f *testing.F) {
 
 // TestAskReadsRareWordsAtOnce: a question that adds a word never asked to
 // words a costly question asked before is ranked from postings when the
-// new word is in few notes, or in fewer than the words cached (reading it
-// costs less than FTS5's ranking of the whole question), exactly as FTS5
-// ranks it; a new word in many notes, or one that would be most of the
-// question's postings, still sends the question to FTS5 the first time.
+// new word is in few notes, or holds at most three quarters of the
+// question's postings, exactly as FTS5 ranks it; a new word in many notes,
+// or one that would be more of the question's postings, still sends the
+// question to FTS5 the first time.
 func TestAskReadsRareWordsAtOnce(t *testing.T) {
 	var docs []textindex.Doc
 	for i := range 600 {
@@ -644,6 +644,9 @@ func TestAskReadsRareWordsAtOnce(t *testing.T) {
 		}
 		if i%600 < 280 && i%2 == 1 || i >= 440 {
 			body += " cedar" // 300 notes
+		}
+		if i >= 300 {
+			body += " maple" // 300 notes
 		}
 		docs = append(docs, textindex.Doc{Path: fmt.Sprintf("n%03d.md", i), Title: fmt.Sprintf("note %d", i), Body: body})
 	}
@@ -694,5 +697,8 @@ func TestAskReadsRareWordsAtOnce(t *testing.T) {
 	}
 	if !ask("pecan or cedar?") {
 		t.Error("the same words asked again: not ranked from postings")
+	}
+	if !ask("hazel, pecan and maple?") {
+		t.Error("a new word in 300 notes beside cached ones in 230 (57% of the postings): not ranked from postings")
 	}
 }
