@@ -124,7 +124,7 @@ func TestAskConcurrentWithWrites(t *testing.T) {
 		}
 	})
 	wg.Wait()
-	// Settled: the cached answer is the one read afresh.
+	// Settled: the answer from the caches is the one read afresh.
 	q := textindex.ParseQuestion(questions[0])
 	warm, err := ix.Ask(ctx, q, textindex.Options{Limit: 10})
 	if err != nil {
@@ -133,6 +133,12 @@ func TestAskConcurrentWithWrites(t *testing.T) {
 	ix.notes.mu.Lock()
 	ix.notes.notes, ix.notes.bytes = nil, 0
 	ix.notes.mu.Unlock()
+	ix.freqs.mu.Lock()
+	ix.freqs.dfs = nil
+	ix.freqs.mu.Unlock()
+	ix.stems.mu.Lock()
+	ix.stems.entries, ix.stems.postings = nil, 0
+	ix.stems.mu.Unlock()
 	cold, err := ix.Ask(ctx, q, textindex.Options{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
