@@ -400,7 +400,9 @@ func BenchmarkSearchIndexFile(b *testing.B) {
 
 // BenchmarkAskIndexFile asks BenchmarkSearchAndRead10k's 200 questions
 // (vaultgen's, seed 1) of an existing index, SHEAF_BENCH_INDEX: a copy of
-// the index.db of a `sheaf serve --state` folder of the 10k bench vault.
+// the index.db of a `sheaf serve --state` folder of the 10k bench vault
+// (Open upgrades it in place: compare builds on copies of one file, each
+// already opened by the newer build, so both read the same schema).
 // Each round opens the index afresh (its caches empty, as a restarted
 // server's) and asks all 200, k = 5; it reports the CPU time and the
 // allocations per question, steadier than the server's latencies on a

@@ -23,6 +23,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"path/filepath"
 	"runtime"
@@ -147,7 +148,8 @@ var _ textindex.Index = (*Index)(nil)
 
 // Open opens or creates the index at path, a SQLite file (its folder must
 // exist); path "" opens a private in-memory index. An index written by
-// another schema version is dropped and recreated empty.
+// another schema version is dropped and recreated empty; one of this
+// version is upgraded in place (upgrades) when it can be.
 func Open(path string) (*Index, error) {
 	ix := &Index{stmts: map[string]*sql.Stmt{}, stems: termCache{stems: true}}
 	if path == "" {
@@ -198,12 +200,25 @@ func Open(path string) (*Index, error) {
 }
 
 // upgrades bring an index of the current version written by an earlier
-// Sheaf up to date in place. Each is idempotent, and free once done.
+// Sheaf up to date in place, in order. Each is idempotent, and once done
+// costs a read of the schema, no write lock. They only make the index
+// faster, so one that fails (another process holding a long write, a full
+// disk) is logged and the index opens as it is, to try again next time.
 var upgrades = []string{
 	// vaultStats read every note's row to count them: 36 ms on a 10k-note
 	// index whose pages were not in memory, against 4 ms from this index.
 	`CREATE INDEX IF NOT EXISTS notes_lang_nterms ON notes(lang, nterms)`,
 	`DROP INDEX IF EXISTS notes_lang`,
+}
+
+// upgrade runs upgrades, stopping at the first that fails.
+func (ix *Index) upgrade(ctx context.Context) {
+	for _, u := range upgrades {
+		if _, err := ix.w.ExecContext(ctx, u); err != nil {
+			slog.Warn("embedded: index upgrade not applied; the index works without it and is upgraded at a later start", "upgrade", u, "err", err)
+			return
+		}
+	}
 }
 
 // migrate creates the schema, or drops and recreates it when the stored
@@ -212,11 +227,7 @@ func (ix *Index) migrate(ctx context.Context) error {
 	var v string
 	err := ix.w.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&v)
 	if err == nil && v == schemaVersion {
-		for _, u := range upgrades {
-			if _, err := ix.w.ExecContext(ctx, u); err != nil {
-				return fmt.Errorf("upgrade schema: %w", err)
-			}
-		}
+		ix.upgrade(ctx)
 		return nil
 	}
 	if err != nil && !errors.Is(err, sql.ErrNoRows) && !isNoTable(err) {

@@ -370,10 +370,14 @@ func TestOpenUpgradesInPlace(t *testing.T) {
 		}
 		for rows.Next() {
 			var n string
-			rows.Scan(&n)
+			if err := rows.Scan(&n); err != nil {
+				t.Fatal(err)
+			}
 			indexes = append(indexes, n)
 		}
-		rows.Close()
+		if err := rows.Close(); err != nil {
+			t.Fatal(err)
+		}
 		if !slices.Equal(indexes, []string{"notes_lang_nterms"}) {
 			t.Fatalf("indexes of notes after the upgrade: %q", indexes)
 		}
@@ -390,5 +394,41 @@ func TestOpenUpgradesInPlace(t *testing.T) {
 			t.Fatalf("after the upgrade: %d notes, %v", st.notes, err)
 		}
 		ix.Close()
+	}
+}
+
+// An upgrade that cannot be applied leaves the index as it was and opens
+// it all the same: upgrades only make it faster.
+func TestOpenWhenAnUpgradeFails(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "index.db")
+	ix, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Upsert(ctx, textindextest.Fixture()...); err != nil {
+		t.Fatal(err)
+	}
+	// The new index's name taken by a table: CREATE INDEX fails.
+	for _, s := range []string{`DROP INDEX notes_lang_nterms`, `CREATE INDEX notes_lang ON notes(lang)`, `CREATE TABLE notes_lang_nterms(x)`} {
+		if _, err := ix.w.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix.Close()
+	if ix, err = Open(path); err != nil {
+		t.Fatalf("an upgrade that fails fails Open: %v", err)
+	}
+	defer ix.Close()
+	var n int
+	if err := ix.w.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'notes_lang'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("notes_lang after a failed upgrade: %d, %v", n, err)
+	}
+	res, err := ix.Search(ctx, textindex.ParseQuery("clobber"), textindex.Options{})
+	if err != nil || len(res.Hits) != 1 {
+		t.Fatalf("search after a failed upgrade: %+v, %v", res, err)
+	}
+	if st, err := ix.vaultStats(ctx); err != nil || st.notes != int64(len(textindextest.Fixture())) {
+		t.Fatalf("statistics after a failed upgrade: %d notes, %v", st.notes, err)
 	}
 }

@@ -14,9 +14,11 @@ import (
 type folded string
 
 // foldTerms folds the whitespace-separated index terms of stems. Stems
-// already folded (nearly all: the index writes one space between terms,
-// and most words of most scripts fold to themselves) are kept as they
-// are, without a copy.
+// already folded (the index writes one space between terms; words without
+// accents, in every script, fold to themselves) are kept as they are,
+// without a copy; a passage with an accented word is copied. A term that
+// folds to nothing (a lone combining mark, which the index never writes:
+// its tokenizer splits words at marks) is dropped.
 func foldTerms(stems string) folded {
 	if isFolded(stems) {
 		return folded(stems)
@@ -37,7 +39,9 @@ func foldTerms(stems string) folded {
 }
 
 // isFolded reports whether s is terms fold keeps as they are, one space
-// between each and none around them.
+// between each and none around them. ASCII control characters send s to
+// the copy as well, though fold keeps them: a shortcut need not be exact
+// on what it refuses.
 func isFolded(s string) bool {
 	for i := 0; i < len(s); {
 		switch c := s[i]; {

@@ -39,7 +39,7 @@ func TestFolded(t *testing.T) {
 	for _, tt := range []struct {
 		stems string
 		terms []string
-		same  bool // already folded
+		same  bool // already folded: kept as it is, without a copy
 		alts  [][]string
 		freq  int
 	}{
@@ -48,6 +48,8 @@ func TestFolded(t *testing.T) {
 		{stems: "a a a", terms: []string{"a", "a", "a"}, same: true, alts: [][]string{{"a", "a"}}, freq: 2},
 		{stems: "Café  LÉGUME\tx", terms: []string{"cafe", "legume", "x"}, alts: [][]string{{"legume"}}, freq: 1},
 		{stems: " leading trailing ", terms: []string{"leading", "trailing"}, alts: [][]string{{"trailing"}}, freq: 1},
+		{stems: "straße грядка", terms: []string{"straße", "грядка"}, same: true, alts: [][]string{{"грядка"}}, freq: 1},
+		{stems: "été pres", terms: []string{"ete", "pres"}, alts: [][]string{{"ete"}}, freq: 1},
 		{stems: "東京 都", terms: []string{"東京", "都"}, same: true, alts: [][]string{{"東京", "都"}, {"都"}}, freq: 1},
 		{stems: "x y z", terms: []string{"x", "y", "z"}, same: true, alts: [][]string{{"x", "y", "z"}}, freq: 0},
 		{stems: "", terms: nil, same: true, alts: [][]string{{"x"}}, freq: 0},
@@ -61,6 +63,9 @@ func TestFolded(t *testing.T) {
 		}
 		if same := string(f) == tt.stems; same != tt.same {
 			t.Errorf("foldTerms(%q) unchanged: %v, want %v", tt.stems, same, tt.same)
+		}
+		if allocs := testing.AllocsPerRun(10, func() { foldTerms(tt.stems) }); tt.same && allocs != 0 {
+			t.Errorf("foldTerms(%q) allocates %.0f times, for stems already folded", tt.stems, allocs)
 		}
 		term := askTerm{alts: tt.alts}
 		if got := f.freq(term); got != tt.freq {

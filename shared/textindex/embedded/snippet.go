@@ -67,9 +67,8 @@ func fold(tok string) string {
 }
 
 // folds reports whether fold keeps tok as it is: valid UTF-8, already
-// decomposed (so
-// no letter carries a precomposed mark), with no mark to strip and no
-// letter to lower-case. Most words of most scripts are.
+// decomposed (no letter carries a precomposed mark), with no mark to strip
+// and no letter to lower-case. Words without accents are, in every script.
 func folds(tok string) bool {
 	if !utf8.ValidString(tok) || norm.NFD.QuickSpanString(tok) != len(tok) {
 		return false
