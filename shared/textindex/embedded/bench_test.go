@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
@@ -403,16 +404,39 @@ func BenchmarkSearchIndexFile(b *testing.B) {
 // the index.db of a `sheaf serve --state` folder of the 10k bench vault
 // (Open upgrades it in place: compare builds on copies of one file, each
 // already opened by the newer build, so both read the same schema).
+// SHEAF_BENCH_QUESTIONS asks a questions.jsonl instead (the eval format:
+// one {"question": ...} a line), e.g. a development set of ../shared/eval
+// on the index `sheaf index` makes of its vault.
 // Each round opens the index afresh (its caches empty, as a restarted
-// server's) and asks all 200, k = 5; it reports the CPU time and the
-// allocations per question, steadier than the server's latencies on a
-// shared machine, and the latencies of all rounds' questions.
+// server's) and asks every question, k = 5; it reports the CPU time and
+// the allocations per question, steadier than the server's latencies on
+// a shared machine, and the latencies of all rounds' questions.
 func BenchmarkAskIndexFile(b *testing.B) {
 	path := os.Getenv("SHEAF_BENCH_INDEX")
 	if path == "" {
 		b.Skip("SHEAF_BENCH_INDEX is not set")
 	}
-	qs := vaultgen.Questions(vaultgen.Options{Notes: 10000, Seed: 1}, 200)
+	var qs []string
+	if file := os.Getenv("SHEAF_BENCH_QUESTIONS"); file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for line := range strings.Lines(string(data)) {
+			var q struct{ Question string }
+			if err := json.Unmarshal([]byte(line), &q); err != nil || q.Question == "" {
+				continue
+			}
+			qs = append(qs, q.Question)
+		}
+		if len(qs) == 0 {
+			b.Fatalf("no question in %s", file)
+		}
+	} else {
+		for _, q := range vaultgen.Questions(vaultgen.Options{Notes: 10000, Seed: 1}, 200) {
+			qs = append(qs, q.Question)
+		}
+	}
 	ctx := context.Background()
 	var cpu time.Duration
 	var ms0, ms1 runtime.MemStats
@@ -430,7 +454,7 @@ func BenchmarkAskIndexFile(b *testing.B) {
 		cpu0 := cpuTime()
 		for _, q := range qs {
 			t0 := time.Now()
-			if _, err := ix.Ask(ctx, textindex.ParseQuestion(q.Question), textindex.Options{Limit: 5}); err != nil {
+			if _, err := ix.Ask(ctx, textindex.ParseQuestion(q), textindex.Options{Limit: 5}); err != nil {
 				b.Fatal(err)
 			}
 			lat = append(lat, time.Since(t0))
