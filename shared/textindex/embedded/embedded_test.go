@@ -345,22 +345,10 @@ func TestSearchNoteWithoutPassages(t *testing.T) {
 // vault statistics read the new index rather than every note's row.
 func TestOpenUpgradesInPlace(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "index.db")
-	ix, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ix.Upsert(ctx, textindextest.Fixture()...); err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range []string{`DROP INDEX notes_lang_nterms`, `CREATE INDEX notes_lang ON notes(lang)`} {
-		if _, err := ix.w.Exec(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ix.Close()
+	path := earlierIndex(t)
 	for range 2 { // the second open finds nothing to do
-		if ix, err = Open(path); err != nil {
+		ix, err := Open(path)
+		if err != nil {
 			t.Fatal(err)
 		}
 		var indexes []string
@@ -401,22 +389,9 @@ func TestOpenUpgradesInPlace(t *testing.T) {
 // it all the same: upgrades only make it faster.
 func TestOpenWhenAnUpgradeFails(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "index.db")
-	ix, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ix.Upsert(ctx, textindextest.Fixture()...); err != nil {
-		t.Fatal(err)
-	}
 	// The new index's name taken by a table: CREATE INDEX fails.
-	for _, s := range []string{`DROP INDEX notes_lang_nterms`, `CREATE INDEX notes_lang ON notes(lang)`, `CREATE TABLE notes_lang_nterms(x)`} {
-		if _, err := ix.w.Exec(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ix.Close()
-	if ix, err = Open(path); err != nil {
+	ix, err := Open(earlierIndex(t, `CREATE TABLE notes_lang_nterms(x)`))
+	if err != nil {
 		t.Fatalf("an upgrade that fails fails Open: %v", err)
 	}
 	defer ix.Close()
@@ -431,4 +406,26 @@ func TestOpenWhenAnUpgradeFails(t *testing.T) {
 	if st, err := ix.vaultStats(ctx); err != nil || st.notes != int64(len(textindextest.Fixture())) {
 		t.Fatalf("statistics after a failed upgrade: %d notes, %v", st.notes, err)
 	}
+}
+
+// earlierIndex writes the fixture to an index file as an earlier Sheaf of
+// this schema version left it (notes_lang on the language alone), runs
+// the statements more, and returns the file's path, closed.
+func earlierIndex(t *testing.T, more ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "index.db")
+	ix, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if err := ix.Upsert(context.Background(), textindextest.Fixture()...); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range append([]string{`DROP INDEX notes_lang_nterms`, `CREATE INDEX notes_lang ON notes(lang)`}, more...) {
+		if _, err := ix.w.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
 }
