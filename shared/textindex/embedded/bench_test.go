@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -407,6 +408,10 @@ func BenchmarkSearchIndexFile(b *testing.B) {
 // SHEAF_BENCH_QUESTIONS asks a questions.jsonl instead (the eval format:
 // one {"question": ...} a line), e.g. a development set of ../shared/eval
 // on the index `sheaf index` makes of its vault.
+// SHEAF_BENCH_WRITE_EVERY=n writes a scratch note before every n-th
+// question, as a vault being edited while an agent asks does (the
+// writes' CPU time is left out, their allocations are not; the note is
+// deleted after each round).
 // Each round opens the index afresh (its caches empty, as a restarted
 // server's) and asks every question, k = 5; it reports the CPU time and
 // the allocations per question, steadier than the server's latencies on
@@ -437,6 +442,8 @@ func BenchmarkAskIndexFile(b *testing.B) {
 			qs = append(qs, q.Question)
 		}
 	}
+	every, _ := strconv.Atoi(os.Getenv("SHEAF_BENCH_WRITE_EVERY"))
+	const scratchNote = "sheaf-bench-scratch.md"
 	ctx := context.Background()
 	var cpu time.Duration
 	var ms0, ms1 runtime.MemStats
@@ -452,18 +459,32 @@ func BenchmarkAskIndexFile(b *testing.B) {
 		runtime.ReadMemStats(&ms0)
 		b.StartTimer()
 		cpu0 := cpuTime()
-		for _, q := range qs {
+		var writing time.Duration // CPU time of the scratch writes
+		for i, q := range qs {
+			if every > 0 && i%every == 0 {
+				w0 := cpuTime()
+				scratch := textindex.Doc{Path: scratchNote, Title: "Scratch", Body: fmt.Sprintf("An edit, number %d.", i)}
+				if err := ix.Upsert(ctx, scratch); err != nil {
+					b.Fatal(err)
+				}
+				writing += cpuTime() - w0
+			}
 			t0 := time.Now()
 			if _, err := ix.Ask(ctx, textindex.ParseQuestion(q), textindex.Options{Limit: 5}); err != nil {
 				b.Fatal(err)
 			}
 			lat = append(lat, time.Since(t0))
 		}
-		cpu += cpuTime() - cpu0
+		cpu += cpuTime() - cpu0 - writing
 		b.StopTimer()
 		runtime.ReadMemStats(&ms1)
 		allocs += ms1.Mallocs - ms0.Mallocs
 		bytes += ms1.TotalAlloc - ms0.TotalAlloc
+		if every > 0 {
+			if err := ix.Delete(ctx, scratchNote); err != nil {
+				b.Fatal(err)
+			}
+		}
 		ix.Close()
 		b.StartTimer()
 	}
