@@ -169,13 +169,15 @@ func Open(path string) (*Index, error) {
 			return nil, fmt.Errorf("embedded: open %s: %w", path, err)
 		}
 		u := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
-		// The writer keeps up to 32 MB of pages, and the readers share
-		// another 32 MB (each at least SQLite's default 2 MB): with 2 MB a
-		// reader re-read about 80 pages from the file for each search for
-		// two common words of a 10k-note vault (the prefix terms' doclists
-		// and the docsize rows BM25 reads); with more, none once warm. A
-		// budget rather than 32 MB each keeps a many-core machine's pool
-		// of readers from holding hundreds of MB.
+		// The writer keeps up to 32 MB of pages, each reader SQLite's
+		// default 2 MB. In WAL mode a reader drops its whole cache the
+		// next time it reads after any commit, and freeing and refilling
+		// a big one costs more than it saves once the vault is being
+		// written: with a write before every fifth question
+		// (BenchmarkAskIndexFile, SHEAF_BENCH_WRITE_EVERY=5) questions
+		// cost 26 CPU-ms each with 8 MB per reader, 17 with 2 MB. With no
+		// writes at all, 8 MB saves plain searches for common words
+		// re-reading some pages (5-10%, 0.15 ms) and questions nothing.
 		n := max(4, runtime.GOMAXPROCS(0))
 		common := "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
 		if ix.w, err = sql.Open("sqlite", u+common+"&_txlock=immediate&_pragma=cache_size(-32000)"); err != nil {
@@ -183,8 +185,7 @@ func Open(path string) (*Index, error) {
 		}
 		ix.w.SetMaxOpenConns(1)
 		ix.w.SetMaxIdleConns(1)
-		readerKB := max(2000, 32000/n)
-		if ix.r, err = sql.Open("sqlite", u+common+fmt.Sprintf("&_pragma=cache_size(-%d)&_pragma=query_only(1)", readerKB)); err != nil {
+		if ix.r, err = sql.Open("sqlite", u+common+"&_pragma=cache_size(-2000)&_pragma=query_only(1)"); err != nil {
 			ix.w.Close()
 			return nil, fmt.Errorf("embedded: open %s: %w", path, err)
 		}

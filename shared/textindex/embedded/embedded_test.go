@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -286,17 +285,16 @@ func TestWriteStatementsOnFirstWrite(t *testing.T) {
 	}
 }
 
-// TestReadersKeepPages: the writer keeps 32 MB of pages and the readers
-// share another 32 MB, each at least SQLite's default 2 MB (with 2 MB
-// every search for common words re-read its pages from the file).
+// TestReadersKeepPages: the writer keeps 32 MB of pages, each reader
+// SQLite's default 2 MB (a reader drops its cache after every commit, and
+// a bigger one cost more to drop and refill than it saved: see Open).
 func TestReadersKeepPages(t *testing.T) {
 	ix, err := Open(filepath.Join(t.TempDir(), "index.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ix.Close()
-	readers := max(4, runtime.GOMAXPROCS(0))
-	want := map[string]int{"writer": -32000, "reader": -max(2000, 32000/readers)}
+	want := map[string]int{"writer": -32000, "reader": -2000}
 	for name, db := range map[string]*sql.DB{"reader": ix.r, "writer": ix.w} {
 		var n int
 		if err := db.QueryRow(`PRAGMA cache_size`).Scan(&n); err != nil {
@@ -305,9 +303,6 @@ func TestReadersKeepPages(t *testing.T) {
 		if n != want[name] {
 			t.Errorf("%s: cache_size = %d, want %d", name, n, want[name])
 		}
-	}
-	if total := -want["reader"] * readers; readers*2000 < 32000 && total > 32000 {
-		t.Errorf("%d readers hold %d KB in all, over the 32 MB budget", readers, total)
 	}
 }
 
