@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -185,9 +186,20 @@ func BenchmarkServe10k(b *testing.B) {
 // the official Go MCP client over stdio, for questions in sentences about
 // the generated vault (vaultgen.Questions: the question lane, no
 // embeddings), and the lane's recall@5 on them. SHEAF_BENCH_BIN serves
-// them with another build.
+// them with another build. SHEAF_BENCH_WRITE_EVERY=n writes a new note
+// (write_note) before every n-th question, as an agent editing between
+// its questions does, on a copy of the vault (the writes' time is left
+// out).
 func BenchmarkSearchAndRead10k(b *testing.B) {
 	dir := benchVault(b)
+	every, _ := strconv.Atoi(os.Getenv("SHEAF_BENCH_WRITE_EVERY"))
+	if every > 0 {
+		cp := filepath.Join(b.TempDir(), "vault")
+		if err := os.CopyFS(cp, os.DirFS(dir)); err != nil {
+			b.Fatal(err)
+		}
+		dir = cp
+	}
 	state := b.TempDir()
 	if out, err := exec.Command(bin, "index", "--vault", dir, "--state", state, "--quiet").CombinedOutput(); err != nil {
 		b.Fatalf("sheaf index: %v\n%s", err, out)
@@ -211,7 +223,11 @@ func BenchmarkSearchAndRead10k(b *testing.B) {
 		first := time.Since(t0)
 		var lat []time.Duration
 		found := 0
-		for _, q := range qs {
+		for qi, q := range qs {
+			if every > 0 && qi%every == 0 {
+				callTool(b, s, "write_note", map[string]any{"path": fmt.Sprintf("sheaf-bench-edits/run %d edit %d.md", i, qi),
+					"content": fmt.Sprintf("# Edit %d\n\nA note written between questions.\n", qi)})
+			}
 			t0 := time.Now()
 			res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "search_and_read",
 				Arguments: map[string]any{"query": q.Question, "k": 5, "response_format": "concise"}})
