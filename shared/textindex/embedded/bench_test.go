@@ -410,8 +410,10 @@ func BenchmarkSearchIndexFile(b *testing.B) {
 // on the index `sheaf index` makes of its vault.
 // SHEAF_BENCH_WRITE_EVERY=n writes a scratch note before every n-th
 // question, as a vault being edited while an agent asks does (the
-// writes' CPU time is left out, their allocations are not; the note is
-// deleted after each round).
+// writes' CPU time is left out of cpu-ms and the latencies, their
+// allocations and ns/op are not). The note is deleted after each round,
+// but the file keeps the writes' FTS5 segments: give each run a fresh
+// copy.
 // Each round opens the index afresh (its caches empty, as a restarted
 // server's) and asks every question, k = 5; it reports the CPU time and
 // the allocations per question, steadier than the server's latencies on
