@@ -26,22 +26,12 @@ import (
 )
 
 // benchVault returns a generated 10k-note vault: SHEAF_BENCH_VAULT if set
-// (generated there once), else a temporary one (in /dev/shm when it exists:
-// creating 10k files on this machine's disk takes longer than indexing them).
+// (generated there once), else a temporary one (benchTempDir).
 func benchVault(b *testing.B) string {
 	b.Helper()
 	dir := os.Getenv("SHEAF_BENCH_VAULT")
 	if dir == "" {
-		base := ""
-		if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-			base = "/dev/shm"
-		}
-		tmp, err := os.MkdirTemp(base, "sheaf-bench-")
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { os.RemoveAll(tmp) })
-		dir = filepath.Join(tmp, "vault")
+		dir = filepath.Join(benchTempDir(b, "sheaf-bench-"), "vault")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "index.md")); err != nil {
 		if _, err := os.Stat(dir); err == nil {
@@ -55,6 +45,23 @@ func benchVault(b *testing.B) string {
 		}
 	}
 	return dir
+}
+
+// benchTempDir returns a folder removed after the benchmark, in /dev/shm
+// when it exists (creating 10k files on this machine's disk takes longer
+// than indexing them).
+func benchTempDir(b *testing.B, prefix string) string {
+	b.Helper()
+	base := ""
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		base = "/dev/shm"
+	}
+	tmp, err := os.MkdirTemp(base, prefix)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(tmp) })
+	return tmp
 }
 
 func countNotes(dir string) int {
@@ -196,16 +203,7 @@ func BenchmarkSearchAndRead10k(b *testing.B) {
 	dir := benchVault(b)
 	every, _ := strconv.Atoi(os.Getenv("SHEAF_BENCH_WRITE_EVERY"))
 	if every > 0 {
-		base := ""
-		if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-			base = "/dev/shm"
-		}
-		tmp, err := os.MkdirTemp(base, "sheaf-bench-edited-")
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { os.RemoveAll(tmp) })
-		cp := filepath.Join(tmp, "vault")
+		cp := filepath.Join(benchTempDir(b, "sheaf-bench-edited-"), "vault")
 		if err := os.CopyFS(cp, os.DirFS(dir)); err != nil {
 			b.Fatal(err)
 		}
