@@ -16,7 +16,7 @@ import (
 var flagGroups = map[string][]string{
 	"vault":   {"vault", "vault-id", "state", "log-level", "log-format", "max-note-bytes"},
 	"backend": {"search", "search-key", "vectors", "vectors-key"},
-	"embed":   {"embed-base-url", "embed-model", "embed-key", "embed-dimensions"},
+	"embed":   {"embed-base-url", "embed-model", "embed-key", "embed-dimensions", "embed-query-prefix", "embed-document-prefix"},
 	"llm":     {"llm-base-url", "llm-model", "llm-key", "rerank-url", "rerank-key"},
 	"writes":  {"immutable-paths", "ledger", "history"},
 	// A folder history's retention, applied by the long-lived server.

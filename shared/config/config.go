@@ -55,10 +55,12 @@ type Config struct {
 	Vectors    string // vector index: "embedded" or qdrant://host:6334 (qdrants:// for TLS)
 	VectorsKey string // Qdrant API key
 
-	EmbedBaseURL    string // OpenAI-compatible embeddings endpoint; "" = no embeddings
-	EmbedModel      string
-	EmbedKey        string
-	EmbedDimensions int // ask the provider for this many dimensions; 0 = its default
+	EmbedBaseURL        string // OpenAI-compatible embeddings endpoint; "" = no embeddings
+	EmbedModel          string
+	EmbedKey            string
+	EmbedDimensions     int    // ask the provider for this many dimensions; 0 = its default
+	EmbedQueryPrefix    string // put before every question embedded ("search_query: " for nomic)
+	EmbedDocumentPrefix string // put before every passage and name embedded ("search_document: ")
 
 	LLMBaseURL string // OpenAI-compatible chat endpoint; "" = no LLM
 	LLMModel   string
@@ -129,6 +131,8 @@ func Flags(c *Config, fs *pflag.FlagSet) {
 	fs.StringVar(&c.EmbedModel, "embed-model", "", "embedding model name")
 	fs.StringVar(&c.EmbedKey, "embed-key", "", "embeddings API key (not needed by local servers)")
 	fs.IntVar(&c.EmbedDimensions, "embed-dimensions", 0, "ask the embeddings provider for this many dimensions (0: the model's own)")
+	fs.StringVar(&c.EmbedQueryPrefix, "embed-query-prefix", "", `put before every question embedded, for models trained with task prefixes ("search_query: " for nomic-embed-text, "query: " for e5)`)
+	fs.StringVar(&c.EmbedDocumentPrefix, "embed-document-prefix", "", `put before every passage and name embedded ("search_document: " for nomic-embed-text, "passage: " for e5); changing it embeds the vault again`)
 	fs.StringVar(&c.LLMBaseURL, "llm-base-url", "", "OpenAI-compatible chat endpoint, e.g. http://127.0.0.1:11434/v1 (unset: no answer, lint_semantic, suggest_tags)")
 	fs.StringVar(&c.LLMModel, "llm-model", "", "chat model name")
 	fs.StringVar(&c.LLMKey, "llm-key", "", "chat API key")

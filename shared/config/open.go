@@ -493,7 +493,8 @@ func (o *Opened) openEmbeddings(ctx context.Context, c *Config, log *slog.Logger
 		}
 		u = "embedded:" + filepath.ToSlash(filepath.Join(o.Site.Disk, "vectors.bin"))
 	}
-	emb, err := embed.New(embed.Config{BaseURL: c.EmbedBaseURL, Model: c.EmbedModel, APIKey: c.EmbedKey, Dimensions: c.EmbedDimensions})
+	emb, err := embed.New(embed.Config{BaseURL: c.EmbedBaseURL, Model: c.EmbedModel, APIKey: c.EmbedKey, Dimensions: c.EmbedDimensions,
+		QueryPrefix: c.EmbedQueryPrefix, DocumentPrefix: c.EmbedDocumentPrefix})
 	if err != nil {
 		return fmt.Errorf("embeddings: %w", err)
 	}

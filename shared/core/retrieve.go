@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sheaf-dev/sheaf/shared/embed"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 	"github.com/sheaf-dev/sheaf/shared/vectors"
@@ -239,9 +240,9 @@ func errNoEmbeddings() *Error {
 		"no embeddings provider is set up; set SHEAF_EMBED_BASE_URL and SHEAF_EMBED_MODEL (any OpenAI-compatible /v1/embeddings endpoint)")
 }
 
-// embedQuery embeds texts and returns their mean direction.
+// embedQuery embeds texts as queries and returns their mean direction.
 func embedQuery(ctx context.Context, v *Vault, texts []string) ([]float32, error) {
-	vecs, err := v.Embedder.Embed(ctx, texts)
+	vecs, err := embed.Query(ctx, v.Embedder, texts)
 	if err != nil {
 		return nil, fmt.Errorf("embedding the query: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -487,5 +488,56 @@ func TestNameHitReadsFromTheFirstPassage(t *testing.T) {
 	hits := hitsOf(ctx, f.v, cat, []Candidate{{Path: "Kettle.md", Title: "Kettle"}})
 	if hits[0].Heading != "Kettle" || !strings.Contains(hits[0].Snippet, "It boils water.") {
 		t.Errorf("a name hit's snippet and heading: %+v", hits[0])
+	}
+}
+
+// queryRecorder is the fake embedder with EmbedQuery: it records the texts
+// embedded as queries and as documents.
+type queryRecorder struct {
+	embed.Embedder
+	mu                 sync.Mutex
+	queries, documents []string
+}
+
+func (r *queryRecorder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	r.mu.Lock()
+	r.documents = append(r.documents, texts...)
+	r.mu.Unlock()
+	return r.Embedder.Embed(ctx, texts)
+}
+
+func (r *queryRecorder) EmbedQuery(ctx context.Context, texts []string) ([][]float32, error) {
+	r.mu.Lock()
+	r.queries = append(r.queries, texts...)
+	r.mu.Unlock()
+	return r.Embedder.Embed(ctx, texts)
+}
+
+// Questions are embedded as queries (a model's query prefix), passages
+// and names as documents, by every semantic path.
+func TestQuestionsEmbeddedAsQueries(t *testing.T) {
+	rec := &queryRecorder{Embedder: embed.NewFake(256)}
+	f := openSemFixtureWith(t, writeVault(t, orchard), rec)
+	ctx := context.Background()
+	asked := []string{"apple trees orchard", "pear pruning", "which trees need pruning in winter?"}
+	if _, err := f.s.SemanticSearch(ctx, SemanticSearchIn{Query: asked[0], Limit: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.SemanticSearch(ctx, SemanticSearchIn{Query: asked[1], Limit: 3, Hybrid: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.searchAndRead(ctx, searchAndReadIn{Query: asked[2], K: 2, Mode: "note"}, DefaultResponseBudget); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range asked {
+		if !slices.Contains(rec.queries, q) {
+			t.Errorf("%q not embedded as a query: %q", q, rec.queries)
+		}
+		if slices.Contains(rec.documents, q) {
+			t.Errorf("%q embedded as a document", q)
+		}
+	}
+	if len(rec.documents) == 0 || slices.ContainsFunc(rec.documents, func(d string) bool { return slices.Contains(rec.queries, d) }) {
+		t.Errorf("documents %q, queries %q", rec.documents, rec.queries)
 	}
 }

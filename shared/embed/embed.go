@@ -29,6 +29,24 @@ type Embedder interface {
 	Dimensions() int
 }
 
+// QueryEmbedder is an Embedder that embeds search queries apart from the
+// passages they are compared with: models trained with task prefixes
+// (nomic's "search_query: ", e5's "query: ") want the two told apart.
+type QueryEmbedder interface {
+	Embedder
+	// EmbedQuery is Embed for texts that are search queries.
+	EmbedQuery(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Query embeds texts as search queries: with e's EmbedQuery when it has
+// one, else with Embed.
+func Query(ctx context.Context, e Embedder, texts []string) ([][]float32, error) {
+	if q, ok := e.(QueryEmbedder); ok {
+		return q.EmbedQuery(ctx, texts)
+	}
+	return e.Embed(ctx, texts)
+}
+
 // ErrNotConfigured is returned by New when no provider is set up. Every
 // embedding tool reports it as the spec's "not configured" error.
 var ErrNotConfigured = errors.New("embeddings provider not configured: set SHEAF_EMBED_BASE_URL and SHEAF_EMBED_MODEL")

@@ -54,6 +54,13 @@ type Config struct {
 	MaxRetries int
 	// HTTPClient sends the requests; nil means a plain http.Client.
 	HTTPClient *http.Client
+	// QueryPrefix and DocumentPrefix are put before every search query
+	// (EmbedQuery) and every other text (Embed), for models trained with
+	// task prefixes: "search_query: " and "search_document: " for nomic,
+	// "query: " and "passage: " for e5. Both are sent as given, spaces
+	// included. A DocumentPrefix is part of Model: stored vectors made
+	// with another are stale.
+	QueryPrefix, DocumentPrefix string
 }
 
 // client is the OpenAI-compatible adapter.
@@ -66,7 +73,7 @@ type client struct {
 	now   func() time.Time // a seam for tests
 }
 
-var _ Embedder = (*client)(nil)
+var _ QueryEmbedder = (*client)(nil)
 
 // New returns an Embedder for the provider cfg describes. It fails with
 // ErrNotConfigured when BaseURL or Model is empty, and with a plain error when
@@ -111,20 +118,39 @@ func New(cfg Config) (Embedder, error) {
 	return c, nil
 }
 
-func (c *client) Model() string   { return c.cfg.Model }
+// Model is the model's name, and the document prefix when there is one
+// (the vectors of passages embedded with and without it differ), e.g.
+// `nomic-embed-text (document prefix "search_document: ")`. The
+// provider is sent the name alone.
+func (c *client) Model() string {
+	if c.cfg.DocumentPrefix == "" {
+		return c.cfg.Model
+	}
+	return fmt.Sprintf("%s (document prefix %q)", c.cfg.Model, c.cfg.DocumentPrefix)
+}
+
 func (c *client) Dimensions() int { return int(c.dims.Load()) }
 
 // Embed sends texts in batches, one after another, retrying each batch on
-// temporary failures. Inputs are sent as they are, except that a blank text
-// becomes a single space (providers reject empty input) and a text longer than
-// MaxInputBytes is cut.
+// temporary failures. Inputs are sent as they are, after DocumentPrefix,
+// except that a blank text becomes a single space (providers reject empty
+// input) and a text longer than MaxInputBytes is cut.
 func (c *client) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return c.embed(ctx, c.cfg.DocumentPrefix, texts)
+}
+
+// EmbedQuery is Embed with QueryPrefix instead of DocumentPrefix.
+func (c *client) EmbedQuery(ctx context.Context, texts []string) ([][]float32, error) {
+	return c.embed(ctx, c.cfg.QueryPrefix, texts)
+}
+
+func (c *client) embed(ctx context.Context, prefix string, texts []string) ([][]float32, error) {
 	if len(texts) == 0 {
 		return nil, nil
 	}
 	inputs := make([]string, len(texts))
 	for i, t := range texts {
-		inputs[i] = prepare(t, c.cfg.MaxInputBytes)
+		inputs[i] = prepare(t, prefix, c.cfg.MaxInputBytes)
 	}
 	out := make([][]float32, 0, len(texts))
 	for _, b := range batches(inputs, c.cfg.BatchSize, c.cfg.MaxBatchTokens) {
@@ -137,9 +163,9 @@ func (c *client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	return out, nil
 }
 
-// prepare makes one text acceptable to providers.
-func prepare(s string, maxBytes int) string {
-	s = provider.Truncate(strings.ToValidUTF8(s, "\uFFFD"), maxBytes)
+// prepare makes one text acceptable to providers, after prefix.
+func prepare(s, prefix string, maxBytes int) string {
+	s = provider.Truncate(strings.ToValidUTF8(prefix+s, "\uFFFD"), maxBytes)
 	if strings.TrimSpace(s) == "" {
 		return " "
 	}

@@ -517,20 +517,61 @@ func TestInputsPrepared(t *testing.T) {
 	}
 }
 
+// Prefixes go before every text, queries' and documents' apart, the
+// name sent stays the model's, and only a document prefix changes Model
+// (the stored vectors' identity).
+func TestPrefixes(t *testing.T) {
+	f, srv := newFakeOpenAI(t)
+	c, _ := newTestClient(t, Config{BaseURL: srv.URL, Model: "nomic-embed-text", QueryPrefix: "search_query: ", DocumentPrefix: "search_document: "})
+	if _, err := c.Embed(context.Background(), []string{"a passage", ""}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Query(context.Background(), c, []string{"a question?"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := f.requests[0].Input, []string{"search_document: a passage", "search_document: "}; !slices.Equal(got, want) {
+		t.Errorf("documents sent as %q, want %q", got, want)
+	}
+	if got, want := f.requests[1].Input, []string{"search_query: a question?"}; !slices.Equal(got, want) {
+		t.Errorf("queries sent as %q, want %q", got, want)
+	}
+	for _, r := range f.requests {
+		if r.Model != "nomic-embed-text" {
+			t.Errorf("model sent as %q", r.Model)
+		}
+	}
+	if got, want := c.Model(), `nomic-embed-text (document prefix "search_document: ")`; got != want {
+		t.Errorf("Model() = %q, want %q", got, want)
+	}
+	q, _ := newTestClient(t, Config{BaseURL: srv.URL, Model: "m", QueryPrefix: "query: "})
+	if q.Model() != "m" {
+		t.Errorf("a query prefix alone changed Model() to %q", q.Model())
+	}
+	// An embedder with no EmbedQuery embeds queries as documents.
+	fake := NewFake(4)
+	a, _ := Query(context.Background(), fake, []string{"x"})
+	b, _ := fake.Embed(context.Background(), []string{"x"})
+	if !slices.Equal(a[0], b[0]) {
+		t.Error("Query of a plain Embedder differs from its Embed")
+	}
+}
+
 func FuzzPrepare(f *testing.F) {
-	f.Add("", 1)
-	f.Add("日本語のテキスト", 4)
-	f.Add("a\xffb", 2)
-	f.Fuzz(func(t *testing.T, s string, n int) {
+	f.Add("", "", 1)
+	f.Add("日本語のテキスト", "", 4)
+	f.Add("a\xffb", "", 2)
+	f.Add("text", "query: ", 9)
+	f.Add("", "\xff", 3)
+	f.Fuzz(func(t *testing.T, s, prefix string, n int) {
 		if n < 1 || n > 1<<20 {
 			return
 		}
-		got := prepare(s, n)
+		got := prepare(s, prefix, n)
 		if got == "" || !utf8.ValidString(got) || (len(got) > n && got != " ") {
-			t.Fatalf("prepare(%q, %d) = %q", s, n, got)
+			t.Fatalf("prepare(%q, %q, %d) = %q", s, prefix, n, got)
 		}
-		if got != " " && utf8.ValidString(s) && !strings.HasPrefix(s, got) {
-			t.Fatalf("prepare(%q, %d) = %q, not a prefix", s, n, got)
+		if got != " " && utf8.ValidString(prefix+s) && !strings.HasPrefix(prefix+s, got) {
+			t.Fatalf("prepare(%q, %q, %d) = %q, not a prefix", s, prefix, n, got)
 		}
 	})
 }
