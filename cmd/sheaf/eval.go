@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"sort"
 	"strings"
 
@@ -14,7 +16,8 @@ func evalCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "eval --vault DIR",
 		Short: "Score retrieval (and, with an LLM, answer faithfulness) against eval/questions.jsonl",
-		Long: "Reads the vault's eval/questions.jsonl ({question, expected_paths, must_contain} per line) and\n" +
+		Long: "Reads the vault's eval/questions.jsonl, or the file --questions names (kept outside the vault),\n" +
+			"({question, expected_paths, must_contain} per line) and\n" +
 			"prints recall@k, precision@k, MRR and hit rate over the top k retrieved notes, per question\n" +
 			"and overall, for every retrieval lane side by side: the textbook baseline (BM25 over whole\n" +
 			"notes, words OR'd, porter stems, title x5), fulltext, and with --embed-* also semantic and\n" +
@@ -30,6 +33,7 @@ func evalCmd() *cobra.Command {
 	cmd.Flags().IntVar(&in.K, "k", 6, "top-k cutoff (1-50)")
 	cmd.Flags().StringVar(&in.Mode, "mode", "", "score one retrieval lane: fulltext, semantic or hybrid (default: every lane configured)")
 	cmd.Flags().IntVar(&in.Explain, "explain", 0, "explain question N (1-based): each lane's top 10 with the features that placed each note")
+	questions := cmd.Flags().String("questions", "", "read the questions from this JSONL file instead of the vault's "+core.EvalFile)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 1 {
 			vaultFirst(cmd, cfg, args)
@@ -45,6 +49,14 @@ func evalCmd() *cobra.Command {
 		default:
 			return fmt.Errorf("--mode must be fulltext, semantic or hybrid, got %q", in.Mode)
 		}
+		source := core.EvalFile
+		if *questions != "" {
+			data, err := readQuestions(*questions)
+			if err != nil {
+				return err
+			}
+			in.Questions, source = data, *questions
+		}
 		l, s, err := indexed(cmd, cfg)
 		if err != nil {
 			return err
@@ -58,7 +70,7 @@ func evalCmd() *cobra.Command {
 			if *asJSON {
 				return printJSON(res)
 			}
-			printEval(res)
+			printEval(res, source)
 			printExplain(res.Explain)
 			return nil
 		}
@@ -83,16 +95,33 @@ func evalCmd() *cobra.Command {
 		if *asJSON {
 			return printJSON(map[string]any{"lanes": results})
 		}
-		printLanes(results)
+		printLanes(results, source)
 		printExplain(results[0].Explain)
 		return nil
 	}
 	return cmd
 }
 
+// readQuestions reads a question set of at most core.MaxEvalBytes.
+func readQuestions(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--questions: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, core.MaxEvalBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("--questions: %w", err)
+	}
+	if len(data) > core.MaxEvalBytes {
+		return nil, fmt.Errorf("--questions: %s is larger than %d bytes", path, core.MaxEvalBytes)
+	}
+	return data, nil
+}
+
 // printLanes prints several lanes' results side by side: the totals, then
 // per question the rank of the first expected note in each lane.
-func printLanes(rs []*core.EvalOut) {
+func printLanes(rs []*core.EvalOut, source string) {
 	first := rs[0]
 	names := make([]string, len(rs))
 	for i, r := range rs {
@@ -144,7 +173,7 @@ func printLanes(rs []*core.EvalOut) {
 		}
 	}
 	for _, e := range first.Errors {
-		fmt.Printf("line %d of %s skipped: %s\n", e.Line, core.EvalFile, plain(e.Message))
+		fmt.Printf("line %d of %s skipped: %s\n", e.Line, plain(source), plain(e.Message))
 	}
 	if first.Skipped > 0 {
 		fmt.Printf("%d more questions not scored (500 per run)\n", first.Skipped)
@@ -152,7 +181,7 @@ func printLanes(rs []*core.EvalOut) {
 }
 
 // printEval prints eval's result as a table.
-func printEval(r *core.EvalOut) {
+func printEval(r *core.EvalOut, source string) {
 	fmt.Printf("%d questions, k=%d, mode %s\n", r.Count, r.K, r.Mode)
 	faith := "-"
 	if r.FaithfulnessRate != nil {
@@ -184,7 +213,7 @@ func printEval(r *core.EvalOut) {
 		}
 	}
 	for _, e := range r.Errors {
-		fmt.Printf("line %d of %s skipped: %s\n", e.Line, core.EvalFile, plain(e.Message))
+		fmt.Printf("line %d of %s skipped: %s\n", e.Line, plain(source), plain(e.Message))
 	}
 	if r.Skipped > 0 {
 		fmt.Printf("%d more questions not scored (500 per run)\n", r.Skipped)

@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,6 +85,20 @@ func TestEvalCommand(t *testing.T) {
 	}
 	if out, err := exec.Command(bin, "eval", vault, "--mode", "psychic").CombinedOutput(); err == nil {
 		t.Errorf("a bad --mode must fail:\n%s", out)
+	}
+
+	// --questions: a set kept outside the vault, its bad lines named by its path.
+	set := filepath.Join(t.TempDir(), "mine.jsonl")
+	line, _ := json.Marshal(map[string]any{"question": "what pH did the soil test show for bed 4?", "expected_paths": []string{soilNote}})
+	if err := os.WriteFile(set, append(line, "\nnot json\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = exec.Command(bin, "eval", "--vault", vault, "--questions", set, "--k", "3").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "1 questions, k=3") || !strings.Contains(string(out), "line 2 of "+set+" skipped") {
+		t.Errorf("sheaf eval --questions: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "eval", "--vault", vault, "--questions", set+".missing").CombinedOutput(); err == nil || !strings.Contains(string(out), "--questions") {
+		t.Errorf("a missing --questions file must fail: %v\n%s", err, out)
 	}
 }
 

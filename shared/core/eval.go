@@ -16,7 +16,7 @@ import (
 // The question set eval reads, and its bounds.
 const (
 	EvalFile         = "eval/questions.jsonl"
-	maxEvalBytes     = 4 << 20
+	MaxEvalBytes     = 4 << 20
 	maxEvalQuestions = 500
 )
 
@@ -31,6 +31,10 @@ type EvalIn struct {
 	// SkipAnswers scores retrieval only, even with an LLM (the CLI, when it
 	// scores several lanes, answers in one of them). Not part of the tool.
 	SkipAnswers bool `json:"-"`
+	// Questions, when not nil, is the question set itself, read by the
+	// CLI from a file outside the vault (--questions), instead of the
+	// vault's EvalFile. Not part of the tool, which reads the vault only.
+	Questions []byte `json:"-"`
 }
 
 // EvalQuestion is one question's scores.
@@ -76,6 +80,24 @@ type EvalOut struct {
 	Skipped      int             `json:"skipped,omitempty" jsonschema:"valid questions beyond the 500 scored per call"`
 }
 
+// evalQuestions is the question set: given, or the vault's EvalFile.
+func evalQuestions(ctx context.Context, v *Vault, given []byte) ([]byte, error) {
+	if given != nil {
+		if len(given) > MaxEvalBytes {
+			return nil, newError(KindUnsupported, map[string]any{"max_bytes": MaxEvalBytes}, "the question set is larger than %d bytes", MaxEvalBytes)
+		}
+		return given, nil
+	}
+	data, _, err := v.Store.Get(ctx, EvalFile, MaxEvalBytes)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, newError(KindNoteNotFound, nil, "%s not found: write one JSON object per line, e.g. {\"question\": \"...\", \"expected_paths\": [\"Note.md\"], \"must_contain\": [\"...\"]}", EvalFile)
+	case errors.Is(err, store.ErrTooLarge):
+		return nil, newError(KindUnsupported, map[string]any{"max_bytes": MaxEvalBytes}, "%s is larger than %d bytes", EvalFile, MaxEvalBytes)
+	}
+	return data, err
+}
+
 // evalCase is one usable line of the question set.
 type evalCase struct {
 	Question    string
@@ -101,13 +123,8 @@ func (s *Core) Eval(ctx context.Context, in EvalIn) (*EvalOut, error) {
 	case mode == "":
 		mode = "fulltext"
 	}
-	data, _, err := v.Store.Get(ctx, EvalFile, maxEvalBytes)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil, newError(KindNoteNotFound, nil, "%s not found: write one JSON object per line, e.g. {\"question\": \"...\", \"expected_paths\": [\"Note.md\"], \"must_contain\": [\"...\"]}", EvalFile)
-	case errors.Is(err, store.ErrTooLarge):
-		return nil, newError(KindUnsupported, map[string]any{"max_bytes": maxEvalBytes}, "%s is larger than %d bytes", EvalFile, maxEvalBytes)
-	case err != nil:
+	data, err := evalQuestions(ctx, v, in.Questions)
+	if err != nil {
 		return nil, err
 	}
 	cases, lineErrs := parseQuestions(data, cat)

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"os"
@@ -216,5 +217,29 @@ func TestEvalMissingFile(t *testing.T) {
 	s, _ := indexedServer(t, map[string]string{"a.md": "# A\n"}, nil)
 	if _, err := s.Eval(context.Background(), EvalIn{K: 6}); toError(err).Kind != KindNoteNotFound {
 		t.Errorf("no question set: %v", err)
+	}
+}
+
+// A question set given (the CLI's --questions) is scored instead of the
+// vault's, which need not exist; one too large is refused.
+func TestEvalGivenQuestions(t *testing.T) {
+	s, _ := indexedServer(t, map[string]string{
+		"Apples.md": "# Apples\n\nApple trees need pruning in winter.\n",
+		"Bees.md":   "# Bees\n\nThree hives by the hedge.\n",
+	}, nil)
+	set := []byte(`{"question": "when are apple trees pruned?", "expected_paths": ["Apples.md"]}
+{"question": "how many hives are there?", "expected_paths": ["Bees.md"]}
+{"question": "no expected paths"}
+`)
+	out, err := s.Eval(context.Background(), EvalIn{K: 1, Questions: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Count != 2 || out.HitRate != 1 || len(out.Errors) != 1 || out.Errors[0].Line != 3 {
+		t.Errorf("given questions: %+v", out)
+	}
+	big := bytes.Repeat([]byte(" "), MaxEvalBytes+1)
+	if _, err := s.Eval(context.Background(), EvalIn{K: 1, Questions: big}); toError(err).Kind != KindUnsupported {
+		t.Errorf("a question set over %d bytes: %v", MaxEvalBytes, err)
 	}
 }
