@@ -45,6 +45,26 @@ type termCache struct {
 	clock    uint64          // last use, for eviction
 	budget   int             // postings kept at most; 0 is termCacheBudget
 	costly   map[string]bool // phrases of searches FTS5 ranked that matched many notes
+	// Lookups (termPostings calls) made at the current state, and at the
+	// one before it (-1 before a second state): how long entries live,
+	// which decides whether phrases never asked before are worth reading
+	// (lasting).
+	lookups, lastLookups int
+	states               int // states the cache has been at
+}
+
+// minLasting is how many lookups a state of the index must have lasted,
+// the one before or the current one, for the question lane to read the
+// postings of phrases never asked before (termPostings): reading them
+// pays only if later questions ask for them before the next write, and
+// costs more than FTS5's ranking of the question they first come in.
+const minLasting = 20
+
+// lasting reports whether entries read now are likely to serve later
+// lookups: the index's states last at least minLasting lookups, or have
+// not been seen to change yet. Callers hold c.mu.
+func (c *termCache) lasting() bool {
+	return c.states <= 1 || c.lastLookups >= minLasting || c.lookups >= minLasting
 }
 
 // maxCostly bounds the phrases remembered in costly; past it, the memory
@@ -198,8 +218,8 @@ func (ix *Index) rankTerms(ctx context.Context, c *termCache, tq *termQuery, lim
 // phrase of a search of one (that costs what FTS5's ranking of it does); a
 // phrase a search that matched many notes asked for before (searched); a
 // phrase in at most fillMatches notes by dfs; and, when dfs knows every
-// phrase's note frequency, phrases whose postings are at most three
-// quarters of all the search's. Reading a phrase's postings costs 1.5-2 µs
+// phrase's note frequency and the index's states last (lasting),
+// phrases whose postings are at most three quarters of all the search's. Reading a phrase's postings costs 1.5-2 µs
 // a posting, FTS5's ranking of a disjunction about 1.8 µs a matching note,
 // so a question of new words costs less through FTS5; but a phrase read
 // once serves every later question that asks for it, and the questions of
@@ -216,7 +236,11 @@ func (ix *Index) termPostings(ctx context.Context, c *termCache, phrases []strin
 	c.mu.Lock()
 	if !c.at.is(now) {
 		c.at, c.entries, c.postings = now, nil, 0
+		c.states++
+		c.lastLookups, c.lookups = c.lookups, 0
 	}
+	c.lookups++
+	lasting := c.lasting()
 	var all, unasked int64 // postings of every phrase, of those missing and never asked
 	for i, p := range phrases {
 		df, known := dfs[p]
@@ -229,7 +253,7 @@ func (ix *Index) termPostings(ctx context.Context, c *termCache, phrases []strin
 		}
 		switch {
 		case len(phrases) == 1 || c.costly[p] || known && df <= fillMatches:
-		case known:
+		case known && lasting:
 			unasked += df
 		default:
 			c.mu.Unlock()

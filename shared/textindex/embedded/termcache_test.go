@@ -701,4 +701,22 @@ func TestAskReadsRareWordsAtOnce(t *testing.T) {
 	if !ask("hazel, pecan and maple?") {
 		t.Error("a new word in 300 notes beside cached ones in 230 (57% of the postings): not ranked from postings")
 	}
+
+	// Writes between few questions: a new word is not read, since the
+	// next write would throw it away; once a state lasts, it is again.
+	for i := range 3 {
+		if err := ix.Upsert(ctx, textindex.Doc{Path: "scratch.md", Title: "scratch", Body: fmt.Sprintf("edit %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+		ask("walnut and almond?")
+	}
+	if ask("walnut, almond and chestnut?") {
+		t.Error("a new word in 270 notes, a write every question: ranked from postings the first time")
+	}
+	for range minLasting {
+		ask("walnut and almond?")
+	}
+	if !ask("walnut, almond and cedar?") {
+		t.Errorf("a new word in 300 notes after %d questions without a write: not ranked from postings", minLasting)
+	}
 }
