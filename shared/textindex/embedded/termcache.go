@@ -25,8 +25,8 @@ import (
 // phrase only the second time a costly search asks for it (searched says
 // when), and until then FTS5 ranks it as before. The question lane, which
 // knows each phrase's note frequency, also reads a phrase in few notes,
-// or new phrases whose postings are at most three quarters of its
-// question's (termPostings). The sums are the same floating-point
+// or, while the index's states last (lasting), new phrases whose postings
+// are at most three quarters of its question's (termPostings). The sums are the same floating-point
 // additions in the same order, so every score is FTS5's bit for bit;
 // notes of equal score come in rowid order.
 //
@@ -46,9 +46,9 @@ type termCache struct {
 	budget   int             // postings kept at most; 0 is termCacheBudget
 	costly   map[string]bool // phrases of searches FTS5 ranked that matched many notes
 	// Lookups (termPostings calls) made at the current state, and at the
-	// one before it (-1 before a second state): how long entries live,
-	// which decides whether phrases never asked before are worth reading
-	// (lasting).
+	// one before it (0 before a second state: lasting counts the first
+	// state as lasting): how long entries live, which decides whether
+	// phrases never asked before are worth reading.
 	lookups, lastLookups int
 	states               int // states the cache has been at
 }
@@ -219,8 +219,9 @@ func (ix *Index) rankTerms(ctx context.Context, c *termCache, tq *termQuery, lim
 // phrase a search that matched many notes asked for before (searched); a
 // phrase in at most fillMatches notes by dfs; and, when dfs knows every
 // phrase's note frequency and the index's states last (lasting),
-// phrases whose postings are at most three quarters of all the search's. Reading a phrase's postings costs 1.5-2 µs
-// a posting, FTS5's ranking of a disjunction about 1.8 µs a matching note,
+// phrases whose postings are at most three quarters of all the search's.
+// Reading a phrase's postings costs 1.5-2 µs a posting, FTS5's ranking of
+// a disjunction about 1.8 µs a matching note,
 // so a question of new words costs less through FTS5; but a phrase read
 // once serves every later question that asks for it, and the questions of
 // BenchmarkAskIndexFile (200 in a row on 10k notes) cost 10.0 CPU-ms each

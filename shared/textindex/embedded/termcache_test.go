@@ -716,7 +716,9 @@ func TestAskReadsRareWordsAtOnce(t *testing.T) {
 	for range minLasting {
 		ask("walnut and almond?")
 	}
-	if !ask("walnut, almond and cedar?") {
+	// maple was read once, never sent to FTS5 (not costly): only the rule
+	// can read it again.
+	if !ask("walnut, almond and maple?") {
 		t.Errorf("a new word in 300 notes after %d questions without a write: not ranked from postings", minLasting)
 	}
 }
