@@ -50,6 +50,9 @@ func evalCmd() *cobra.Command {
 			return fmt.Errorf("--mode must be fulltext, semantic or hybrid, got %q", in.Mode)
 		}
 		source := core.EvalFile
+		if cmd.Flags().Changed("questions") && *questions == "" {
+			return fmt.Errorf("--questions needs a file")
+		}
 		if *questions != "" {
 			data, err := readQuestions(*questions)
 			if err != nil {

@@ -39,9 +39,9 @@ type RetrieveOptions struct {
 	// Lexical replaces the lexical lane's question (default: the question
 	// as textindex.ParseQuestion reads it).
 	Lexical *textindex.Question
-	// Expansion is extra text for the vector lane (a HyDE passage or
-	// paraphrases from llm.Expand): the query vector is then the mean of the
-	// question's and the expansion's.
+	// Expansion is extra text for the vector lane (a HyDE passage from
+	// llm.Expand): the query vector is then the mean of the question's,
+	// embedded as a query, and the expansion's, embedded as a document.
 	Expansion string
 	// Rerank reorders the first rerankPool(Limit) fused candidates with the
 	// cross-encoder or the LLM (rerankCandidates) before the cut to Limit.
@@ -196,11 +196,7 @@ func (s *Core) vectorLane(ctx context.Context, v *Vault, cat *vault.Catalog, que
 	if err := refreshEmbeddings(ctx, v, cat); err != nil {
 		return nil, err
 	}
-	texts := []string{question}
-	if o.Expansion != "" {
-		texts = append(texts, o.Expansion)
-	}
-	qv, err := embedQuery(ctx, v, texts)
+	qv, err := embedQuery(ctx, v, question, o.Expansion)
 	if err != nil {
 		return nil, err
 	}
@@ -240,14 +236,25 @@ func errNoEmbeddings() *Error {
 		"no embeddings provider is set up; set SHEAF_EMBED_BASE_URL and SHEAF_EMBED_MODEL (any OpenAI-compatible /v1/embeddings endpoint)")
 }
 
-// embedQuery embeds texts as queries and returns their mean direction.
-func embedQuery(ctx context.Context, v *Vault, texts []string) ([]float32, error) {
-	vecs, err := embed.Query(ctx, v.Embedder, texts)
+// embedQuery embeds question as a query and, when there is one, its
+// expansion (a hypothetical passage, llm.Expand) as a document, and
+// returns their mean direction.
+func embedQuery(ctx context.Context, v *Vault, question, expansion string) ([]float32, error) {
+	vecs, err := embed.Query(ctx, v.Embedder, []string{question})
+	if err == nil && expansion != "" {
+		var more [][]float32
+		more, err = v.Embedder.Embed(ctx, []string{expansion})
+		vecs = append(vecs, more...)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("embedding the query: %w", err)
 	}
-	if len(vecs) != len(texts) || len(vecs[0]) == 0 {
-		return nil, fmt.Errorf("embedding the query: the provider returned %d vectors for %d texts", len(vecs), len(texts))
+	want := 1
+	if expansion != "" {
+		want = 2
+	}
+	if len(vecs) != want || len(vecs[0]) == 0 {
+		return nil, fmt.Errorf("embedding the query: the provider returned %d vectors for %d texts", len(vecs), want)
 	}
 	if len(vecs) == 1 {
 		return vecs[0], nil

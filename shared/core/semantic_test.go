@@ -268,6 +268,30 @@ func TestSemanticSearchExpand(t *testing.T) {
 	}
 }
 
+// With an expansion, the question is embedded as a query and the
+// hypothetical passage as a document, as the model's prefixes expect.
+func TestExpansionEmbeddedAsDocument(t *testing.T) {
+	rec := &queryRecorder{Embedder: embed.NewFake(256)}
+	f := openSemFixtureWith(t, writeVault(t, map[string]string{"Yuki.md": "# Yuki\n\nYuki keeps the apiary healthy.\n"}), rec)
+	fake := llmtest.Start(t)
+	chat, err := llm.New(llm.Config{BaseURL: fake.URL, Model: "fake", MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.v.LLM = chat
+	fake.Queue("The apiary keeper Yuki checks the hives.")
+	const q = "who looks after the bees?"
+	if _, err := f.s.SemanticSearch(context.Background(), SemanticSearchIn{Query: q, Limit: 1, Expand: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rec.queries, []string{q}) {
+		t.Errorf("embedded as queries: %q, want the question alone", rec.queries)
+	}
+	if !slices.ContainsFunc(rec.documents, func(d string) bool { return strings.Contains(d, "apiary keeper Yuki") }) {
+		t.Errorf("the hypothetical passage was not embedded as a document: %q", rec.documents)
+	}
+}
+
 func TestRelatedNotesExcludesSelfAndLinked(t *testing.T) {
 	f := newSemFixture(t, map[string]string{
 		"Apples.md":   "# Apples\n\nApple trees in the orchard need pruning. See [[Pears]].\n",

@@ -3,7 +3,9 @@
 // and asks the one it wraps for the rest. Entries are keyed by the SHA-256
 // of the model name and the text, so a changed text, or another model, is
 // a miss. It is for tests and benchmarks (the USE-lite server embeds about
-// 100 texts a second on two cores); the server keeps its own vectors.
+// 100 texts a second on two cores); the server keeps its own vectors. It
+// has no EmbedQuery, so it embeds queries as documents: right only for
+// models without task prefixes, such as USE-lite.
 package embedcache
 
 import (
