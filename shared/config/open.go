@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/sheaf-dev/sheaf/indexer"
 	"github.com/sheaf-dev/sheaf/shared/audit"
@@ -482,6 +483,17 @@ func (o *Opened) Opening(ctx context.Context) error {
 // --vectors names when c.EmbedBaseURL is set: "embedded" is the index on
 // the site's disk, anything else a URL (a Qdrant collection, "sheaf-<vault
 // id>" unless the URL names one).
+// warnGluedPrefixes warns about an embedding prefix that does not end in
+// whitespace: models' prefixes do ("search_query: "), and a shell or a
+// YAML file easily drops the space, gluing the prefix to every text.
+func warnGluedPrefixes(c *Config, log *slog.Logger) {
+	for _, p := range [][2]string{{"--embed-query-prefix", c.EmbedQueryPrefix}, {"--embed-document-prefix", c.EmbedDocumentPrefix}} {
+		if p[1] != "" && strings.TrimRightFunc(p[1], unicode.IsSpace) == p[1] {
+			log.Warn("embedding prefix does not end in a space: it is sent glued to the text (quote it to keep a trailing space)", "flag", p[0], "prefix", p[1])
+		}
+	}
+}
+
 func (o *Opened) openEmbeddings(ctx context.Context, c *Config, log *slog.Logger, lazy bool) error {
 	if c.EmbedBaseURL == "" {
 		return nil
@@ -498,6 +510,7 @@ func (o *Opened) openEmbeddings(ctx context.Context, c *Config, log *slog.Logger
 	if err != nil {
 		return fmt.Errorf("embeddings: %w", err)
 	}
+	warnGluedPrefixes(c, log)
 	open := func() (vectors.Index, error) {
 		vec, err := vectors.Open(ctx, u, vectors.Defaults{Name: "sheaf-" + o.Vault.ID, APIKey: c.VectorsKey})
 		if r := asRefusal(err); r != nil {

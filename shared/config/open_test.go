@@ -1,7 +1,9 @@
 package config
 
 import (
+	"bytes"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -106,4 +108,21 @@ func TestDefaultsAreNotRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.Close()
+}
+
+// A prefix without its trailing space is warned about; one with it, or
+// none, is not.
+func TestWarnGluedPrefixes(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	warnGluedPrefixes(&Config{EmbedQueryPrefix: "search_query: ", EmbedDocumentPrefix: "search_document:"}, log)
+	out := buf.String()
+	if !strings.Contains(out, "--embed-document-prefix") || strings.Contains(out, "--embed-query-prefix") {
+		t.Errorf("warnings: %s", out)
+	}
+	buf.Reset()
+	warnGluedPrefixes(&Config{}, log)
+	if buf.Len() != 0 {
+		t.Errorf("no prefixes, warnings: %s", buf.String())
+	}
 }
