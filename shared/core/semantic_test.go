@@ -255,17 +255,24 @@ func TestSemanticSearchExpand(t *testing.T) {
 	if !errors.As(err, &te) || te.Kind != KindUnsupported {
 		t.Fatalf("expand without an LLM: %v, want not configured", err)
 	}
+	f.expandsTo(t, "The apiary keeper Yuki checks the hives.")
+	out, err := f.s.SemanticSearch(ctx, SemanticSearchIn{Query: "who looks after the bees?", Limit: 1, Expand: true})
+	if err != nil || len(out.Items) != 1 || out.Items[0].Path != "Yuki.md" {
+		t.Errorf("the expansion's words should find Yuki.md: %+v %v", out, err)
+	}
+}
+
+// expandsTo gives the fixture a scripted LLM whose next reply, the
+// hypothetical passage of an expansion, is passage.
+func (f *semFixture) expandsTo(t *testing.T, passage string) {
+	t.Helper()
 	fake := llmtest.Start(t)
 	chat, err := llm.New(llm.Config{BaseURL: fake.URL, Model: "fake", MaxRetries: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.v.LLM = chat
-	fake.Queue("The apiary keeper Yuki checks the hives.")
-	out, err := f.s.SemanticSearch(ctx, SemanticSearchIn{Query: "who looks after the bees?", Limit: 1, Expand: true})
-	if err != nil || len(out.Items) != 1 || out.Items[0].Path != "Yuki.md" {
-		t.Errorf("the expansion's words should find Yuki.md: %+v %v", out, err)
-	}
+	fake.Queue(passage)
 }
 
 // With an expansion, the question is embedded as a query and the
@@ -273,13 +280,7 @@ func TestSemanticSearchExpand(t *testing.T) {
 func TestExpansionEmbeddedAsDocument(t *testing.T) {
 	rec := &queryRecorder{Embedder: embed.NewFake(256)}
 	f := openSemFixtureWith(t, writeVault(t, map[string]string{"Yuki.md": "# Yuki\n\nYuki keeps the apiary healthy.\n"}), rec)
-	fake := llmtest.Start(t)
-	chat, err := llm.New(llm.Config{BaseURL: fake.URL, Model: "fake", MaxRetries: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.v.LLM = chat
-	fake.Queue("The apiary keeper Yuki checks the hives.")
+	f.expandsTo(t, "The apiary keeper Yuki checks the hives.")
 	const q = "who looks after the bees?"
 	if _, err := f.s.SemanticSearch(context.Background(), SemanticSearchIn{Query: q, Limit: 1, Expand: true}); err != nil {
 		t.Fatal(err)
