@@ -479,10 +479,6 @@ func (o *Opened) Opening(ctx context.Context) error {
 	return nil
 }
 
-// openEmbeddings wires the embeddings provider and the vector index
-// --vectors names when c.EmbedBaseURL is set: "embedded" is the index on
-// the site's disk, anything else a URL (a Qdrant collection, "sheaf-<vault
-// id>" unless the URL names one).
 // warnGluedPrefixes warns about an embedding prefix that does not end in
 // whitespace: models' prefixes do ("search_query: "), and a shell or a
 // YAML file easily drops the space, gluing the prefix to every text.
@@ -494,6 +490,10 @@ func warnGluedPrefixes(c *Config, log *slog.Logger) {
 	}
 }
 
+// openEmbeddings wires the embeddings provider and the vector index
+// --vectors names when c.EmbedBaseURL is set: "embedded" is the index on
+// the site's disk, anything else a URL (a Qdrant collection, "sheaf-<vault
+// id>" unless the URL names one).
 func (o *Opened) openEmbeddings(ctx context.Context, c *Config, log *slog.Logger, lazy bool) error {
 	if c.EmbedBaseURL == "" {
 		return nil

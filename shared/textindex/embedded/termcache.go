@@ -26,9 +26,9 @@ import (
 // when), and until then FTS5 ranks it as before. The question lane, which
 // knows each phrase's note frequency, also reads a phrase in few notes,
 // or, while the index's states last (lasting), new phrases whose postings
-// are at most three quarters of its question's (termPostings). The sums are the same floating-point
-// additions in the same order, so every score is FTS5's bit for bit;
-// notes of equal score come in rowid order.
+// are at most three quarters of its question's (termPostings). The sums
+// are the same floating-point additions in the same order, so every score
+// is FTS5's bit for bit; notes of equal score come in rowid order.
 //
 // Entries are used only while the index is unchanged, as in rankCache:
 // this process's write counter and FTS5's structure record must both be
@@ -221,8 +221,8 @@ func (ix *Index) rankTerms(ctx context.Context, c *termCache, tq *termQuery, lim
 // phrase's note frequency and the index's states last (lasting),
 // phrases whose postings are at most three quarters of all the search's.
 // Reading a phrase's postings costs 1.5-2 µs a posting, FTS5's ranking of
-// a disjunction about 1.8 µs a matching note,
-// so a question of new words costs less through FTS5; but a phrase read
+// a disjunction about 1.8 µs a matching note, so a question of new words
+// costs less through FTS5; but a phrase read
 // once serves every later question that asks for it, and the questions of
 // BenchmarkAskIndexFile (200 in a row on 10k notes) cost 10.0 CPU-ms each
 // with three quarters (p50 8.4 ms, p99 25.6 ms), against 12.0 (10.4 ms,
