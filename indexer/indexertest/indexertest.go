@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 	"github.com/sheaf-dev/sheaf/shared/store"
@@ -30,12 +31,20 @@ import (
 // LocalVault writes files into a new folder and opens it (see OpenLocal).
 func LocalVault(tb testing.TB, files map[string]string) (string, *fs.Store, *embedded.Index) {
 	tb.Helper()
+	dir := Folder(tb, files)
+	st, text := OpenLocal(tb, dir)
+	return dir, st, text
+}
+
+// Folder writes files (vault path to body) into a new folder and returns
+// its path.
+func Folder(tb testing.TB, files map[string]string) string {
+	tb.Helper()
 	dir := tb.TempDir()
 	for p, body := range files {
 		Write(tb, dir, p, body)
 	}
-	st, text := OpenLocal(tb, dir)
-	return dir, st, text
+	return dir
 }
 
 // OpenLocal opens dir as an fs store, next to an in-memory text index
@@ -62,6 +71,20 @@ func Write(tb testing.TB, dir, p, body string) {
 		tb.Fatal(err)
 	}
 	if err := os.WriteFile(full, []byte(body), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// WriteAt is Write with the file's modification time set to mtime, unless
+// mtime is zero.
+func WriteAt(tb testing.TB, dir, p, body string, mtime time.Time) {
+	tb.Helper()
+	Write(tb, dir, p, body)
+	if mtime.IsZero() {
+		return
+	}
+	full := filepath.Join(dir, filepath.FromSlash(p))
+	if err := os.Chtimes(full, mtime, mtime); err != nil {
 		tb.Fatal(err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sheaf-dev/sheaf/indexer/indexertest"
 	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/history"
 	histfolder "github.com/sheaf-dev/sheaf/shared/history/folder"
@@ -129,7 +130,7 @@ func TestWriteKeepsExternalEdit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, dir, p, "edited in an editor\n", time.Now())
+	indexertest.WriteAt(t, dir, p, "edited in an editor\n", time.Now())
 	c, err := v.readForWrite(ctx, p)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sheaf-dev/sheaf/indexer/indexertest"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
@@ -17,7 +18,7 @@ func maintVault(t *testing.T, notes map[string]string, immutable ...string) (*Co
 	dir := t.TempDir()
 	cat := vault.NewCatalog()
 	for p, src := range notes {
-		writeFile(t, dir, p, src, time.Time{})
+		indexertest.WriteAt(t, dir, p, src, time.Time{})
 		cat.Upsert(vault.Parse(p, []byte(src)).Note)
 	}
 	st, err := fs.Open(dir)

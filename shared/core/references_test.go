@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/sheaf-dev/sheaf/indexer/indexertest"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/testbin"
@@ -65,16 +66,6 @@ func refVault(t testing.TB, dir string) (*Core, *Vault) {
 		t.Fatal(err)
 	}
 	return s, v
-}
-
-// writeVault writes files (path -> content) into a fresh folder.
-func writeVault(t testing.TB, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for p, c := range files {
-		writeFile(t, dir, p, c, time.Time{})
-	}
-	return dir
 }
 
 func refKind(err error) Kind {
@@ -270,7 +261,7 @@ func TestFindReferencesMatchesGrep(t *testing.T) {
 		compareWithGrep(t, dir, []string{"КОМПОСТ", "RÉCOLTE", "堆肥", "a.b*", "zzqx", "compost"})
 	})
 	t.Run("edge cases", func(t *testing.T) {
-		dir := writeVault(t, map[string]string{
+		dir := indexertest.Folder(t, map[string]string{
 			"crlf.md":    "Alpha\r\nalpha beta\r\n\r\nALPHA",
 			"fold.md":    "ı dotless\nİ dotted\nſ long s\nK kelvin\nς final\nǅ title\nµ micro\nß sharp\nẞ capital\n",
 			"nfd.md":     "Cafe\u0301 decomposed\nCafé composed\n",
@@ -289,7 +280,7 @@ func TestFindReferencesMatchesGrep(t *testing.T) {
 
 func TestFindReferences(t *testing.T) {
 	long := strings.Repeat("filler words here ", 30) + "the SECRET value " + strings.Repeat("more filler ", 30)
-	dir := writeVault(t, map[string]string{
+	dir := indexertest.Folder(t, map[string]string{
 		"a.md":               "# A\n\nThe secret is out.\n~~the secret was 34~~ now 36\n~~old secret~~ and a live secret\n" + long + "\n",
 		"b.md":               "secret secret secret on one line\n```\nsecret in code\n```\n",
 		"sub/target.md":      "---\naliases: [Goal]\n---\n# Target\n",
@@ -416,7 +407,7 @@ func TestFindReferences(t *testing.T) {
 }
 
 func TestFindReferencesCacheFollowsChanges(t *testing.T) {
-	dir := writeVault(t, map[string]string{"a.md": "apple\n", "b.md": "apple pie\n"})
+	dir := indexertest.Folder(t, map[string]string{"a.md": "apple\n", "b.md": "apple pie\n"})
 	s, v := refVault(t, dir)
 	ctx := context.Background()
 	count := func() int {
@@ -562,7 +553,7 @@ func TestFindReferencesConcurrent(t *testing.T) {
 	for i := range 40 {
 		files["n"+strconv.Itoa(i)+".md"] = "shared word\nother\n"
 	}
-	s, v := refVault(t, writeVault(t, files))
+	s, v := refVault(t, indexertest.Folder(t, files))
 	ctx := context.Background()
 	cat, _ := v.Catalogs.Catalog(ctx)
 	done := make(chan struct{})

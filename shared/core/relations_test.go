@@ -5,10 +5,12 @@ import (
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/sheaf-dev/sheaf/indexer/indexertest"
 )
 
 func TestSuggestLinks(t *testing.T) {
-	dir := writeVault(t, map[string]string{
+	dir := indexertest.Folder(t, map[string]string{
 		"Source.md": "---\ntitle: Source\nnote: Compost Heap in frontmatter\n---\n" +
 			"# Source notes\n\n" +
 			"The compost heap is warm. Compost again, and COMPOST.\n" +
@@ -152,7 +154,7 @@ func TestNoteRelationsSample(t *testing.T) {
 }
 
 func TestNoteRelationsDepthAndCycles(t *testing.T) {
-	dir := writeVault(t, map[string]string{
+	dir := indexertest.Folder(t, map[string]string{
 		"a.md": "---\nid: aaaaaaaa-1\nderived_from_ids: [bbbbbbbb-1]\nrelations:\n  cites: [\"[[b]]\", \"[[a]]\", 42]\n  \"\": \"[[c]]\"\n---\n[[b]] [[a]]\n",
 		"b.md": "---\nid: bbbbbbbb-1\nderived_from_ids: [cccccccc-1, AAAAAAAA-1]\n---\n[[c]]\n",
 		"c.md": "---\nid: cccccccc-1\nderived_from_ids: [missing-1]\nrelations: not a mapping\n---\n[[a]] ![[pic.png]]\n",

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sheaf-dev/sheaf/indexer/indexertest"
 	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/store"
 )
@@ -20,7 +21,7 @@ import (
 // it; the vault's folder is returned for tests that change it afterwards.
 func indexedServer(t *testing.T, files map[string]string, wrap func(store.Store) store.Store) (*Core, string) {
 	t.Helper()
-	dir := writeVault(t, files)
+	dir := indexertest.Folder(t, files)
 	ix := indexFolder(t, dir)
 	st := ix.Store
 	if wrap != nil {

@@ -14,12 +14,11 @@ import (
 	"time"
 
 	"github.com/sheaf-dev/sheaf/indexer"
+	"github.com/sheaf-dev/sheaf/indexer/indexertest"
 	"github.com/sheaf-dev/sheaf/shared/embed"
 	"github.com/sheaf-dev/sheaf/shared/llm"
 	"github.com/sheaf-dev/sheaf/shared/llm/llmtest"
-	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/textindex"
-	"github.com/sheaf-dev/sheaf/shared/textindex/embedded"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 	"github.com/sheaf-dev/sheaf/shared/vectors"
 	vecembedded "github.com/sheaf-dev/sheaf/shared/vectors/embedded"
@@ -34,27 +33,9 @@ type semFixture struct {
 	dir  string
 }
 
-// writeFile writes text to the vault-relative path p under dir, with the
-// modification time mtime unless it is zero.
-func writeFile(t testing.TB, dir, p, text string, mtime time.Time) {
-	t.Helper()
-	full := filepath.Join(dir, filepath.FromSlash(p))
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(full, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if !mtime.IsZero() {
-		if err := os.Chtimes(full, mtime, mtime); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 func newSemFixture(t *testing.T, files map[string]string) *semFixture {
 	t.Helper()
-	return openSemFixture(t, writeVault(t, files))
+	return openSemFixture(t, indexertest.Folder(t, files))
 }
 
 func openSemFixture(t *testing.T, dir string) *semFixture {
@@ -90,16 +71,8 @@ func openSemFixtureWith(t *testing.T, dir string, emb embed.Embedder) *semFixtur
 // and indexes it into a fresh catalog; the indexer holds all three.
 func indexFolder(t testing.TB, dir string) *indexer.Indexer {
 	t.Helper()
-	st, err := fs.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, text := indexertest.OpenLocal(t, dir)
 	t.Cleanup(func() { st.Close() })
-	text, err := embedded.Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { text.Close() })
 	ix := &indexer.Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text, Log: slog.New(slog.DiscardHandler)}
 	if _, err := ix.Sync(context.Background(), nil); err != nil {
 		t.Fatal(err)
@@ -109,7 +82,7 @@ func indexFolder(t testing.TB, dir string) *indexer.Indexer {
 
 func (f *semFixture) write(t *testing.T, p, text string) {
 	t.Helper()
-	writeFile(t, f.dir, p, text, time.Time{})
+	indexertest.WriteAt(t, f.dir, p, text, time.Time{})
 	if err := f.ix.Apply(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
@@ -228,8 +201,8 @@ func TestSemanticSearchPreferRecent(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now()
 	same := "# Watering\n\nWater the beds at dawn.\n"
-	writeFile(t, dir, "Old.md", same, now.Add(-2*365*24*time.Hour))
-	writeFile(t, dir, "New.md", same, now.Add(-time.Hour))
+	indexertest.WriteAt(t, dir, "Old.md", same, now.Add(-2*365*24*time.Hour))
+	indexertest.WriteAt(t, dir, "New.md", same, now.Add(-time.Hour))
 	f := openSemFixture(t, dir)
 	ctx := context.Background()
 	for _, hybrid := range []bool{false, true} {
@@ -279,7 +252,7 @@ func (f *semFixture) expandsTo(t *testing.T, passage string) {
 // hypothetical passage as a document, as the model's prefixes expect.
 func TestExpansionEmbeddedAsDocument(t *testing.T) {
 	rec := &queryRecorder{Embedder: embed.NewFake(256)}
-	f := openSemFixtureWith(t, writeVault(t, map[string]string{"Yuki.md": "# Yuki\n\nYuki keeps the apiary healthy.\n"}), rec)
+	f := openSemFixtureWith(t, indexertest.Folder(t, map[string]string{"Yuki.md": "# Yuki\n\nYuki keeps the apiary healthy.\n"}), rec)
 	f.expandsTo(t, "The apiary keeper Yuki checks the hives.")
 	const q = "who looks after the bees?"
 	if _, err := f.s.SemanticSearch(context.Background(), SemanticSearchIn{Query: q, Limit: 1, Expand: true}); err != nil {
@@ -542,7 +515,7 @@ func (r *queryRecorder) EmbedQuery(ctx context.Context, texts []string) ([][]flo
 // and names as documents, by every semantic path.
 func TestQuestionsEmbeddedAsQueries(t *testing.T) {
 	rec := &queryRecorder{Embedder: embed.NewFake(256)}
-	f := openSemFixtureWith(t, writeVault(t, orchard), rec)
+	f := openSemFixtureWith(t, indexertest.Folder(t, orchard), rec)
 	ctx := context.Background()
 	asked := []string{"apple trees orchard", "pear pruning", "which trees need pruning in winter?"}
 	if _, err := f.s.SemanticSearch(ctx, SemanticSearchIn{Query: asked[0], Limit: 3}); err != nil {

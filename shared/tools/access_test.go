@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sheaf-dev/sheaf/indexer"
+	"github.com/sheaf-dev/sheaf/indexer/indexertest"
 	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/store"
 )
@@ -81,7 +82,7 @@ func gvaultWith(t *testing.T, extra map[string]string) (*Server, string, map[str
 		"Secret/pic.png":        "png",
 	}
 	maps.Copy(files, extra)
-	dir := writeVault(t, files)
+	dir := indexertest.Folder(t, files)
 	ix := indexFolder(t, dir)
 	v := &Vault{ID: "g", Store: ix.Store, Text: ix.Text, Catalogs: LiveCatalog{C: ix.Catalog}}
 	s, err := NewServer(v)

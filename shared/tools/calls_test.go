@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/sheaf-dev/sheaf/indexer"
+	"github.com/sheaf-dev/sheaf/indexer/indexertest"
 	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/core"
 	"github.com/sheaf-dev/sheaf/shared/embed"
@@ -22,7 +22,6 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/llm/llmtest"
 	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
-	"github.com/sheaf-dev/sheaf/shared/textindex/embedded"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 	vecembedded "github.com/sheaf-dev/sheaf/shared/vectors/embedded"
 )
@@ -459,16 +458,6 @@ func TestLaggingCoverage(t *testing.T) {
 	}
 }
 
-// writeVault writes files (path -> content) into a fresh folder.
-func writeVault(t testing.TB, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for p, c := range files {
-		writeFile(t, dir, p, c, time.Time{})
-	}
-	return dir
-}
-
 // semFixture is an indexed vault with the fake embedder.
 type semFixture struct {
 	s    *Server
@@ -478,27 +467,9 @@ type semFixture struct {
 	dir  string
 }
 
-// writeFile writes text to the vault-relative path p under dir, with the
-// modification time mtime unless it is zero.
-func writeFile(t testing.TB, dir, p, text string, mtime time.Time) {
-	t.Helper()
-	full := filepath.Join(dir, filepath.FromSlash(p))
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(full, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if !mtime.IsZero() {
-		if err := os.Chtimes(full, mtime, mtime); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 func newSemFixture(t *testing.T, files map[string]string) *semFixture {
 	t.Helper()
-	return openSemFixture(t, writeVault(t, files))
+	return openSemFixture(t, indexertest.Folder(t, files))
 }
 
 func openSemFixture(t *testing.T, dir string) *semFixture {
@@ -534,16 +505,8 @@ func openSemFixtureWith(t *testing.T, dir string, emb embed.Embedder) *semFixtur
 // and indexes it into a fresh catalog; the indexer holds all three.
 func indexFolder(t *testing.T, dir string) *indexer.Indexer {
 	t.Helper()
-	st, err := fs.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, text := indexertest.OpenLocal(t, dir)
 	t.Cleanup(func() { st.Close() })
-	text, err := embedded.Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { text.Close() })
 	ix := &indexer.Indexer{Store: st, Catalog: vault.NewCatalog(), Text: text, Log: slog.New(slog.DiscardHandler)}
 	if _, err := ix.Sync(context.Background(), nil); err != nil {
 		t.Fatal(err)
@@ -574,7 +537,7 @@ var maintNotes = map[string]string{
 // it; the vault's folder is returned for tests that change it afterwards.
 func indexedServer(t *testing.T, files map[string]string, wrap func(store.Store) store.Store) (*Server, string) {
 	t.Helper()
-	dir := writeVault(t, files)
+	dir := indexertest.Folder(t, files)
 	ix := indexFolder(t, dir)
 	st := ix.Store
 	if wrap != nil {
