@@ -2,7 +2,6 @@ package vectors
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 
 	"github.com/sheaf-dev/sheaf/shared/internal/schemes"
@@ -44,13 +43,9 @@ func Registered(scheme string) bool {
 // Open opens the Index rawurl names; its scheme picks the adapter, which
 // the program's main must import.
 func Open(ctx context.Context, rawurl string, d Defaults) (Index, error) {
-	u, err := url.Parse(rawurl)
-	if err != nil || u.Scheme == "" {
-		return nil, fmt.Errorf("--vectors %q: not a URL", rawurl)
-	}
-	o, ok := openers.Lookup(u.Scheme)
-	if !ok {
-		return nil, openers.Unknown("--vectors", u.Redacted(), u.Scheme)
+	u, o, err := openers.Resolve("--vectors", rawurl)
+	if err != nil {
+		return nil, err
 	}
 	return o(ctx, u, d)
 }

@@ -6,6 +6,7 @@ package schemes
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -42,6 +43,22 @@ func (r *Registry[O]) Lookup(scheme string) (O, bool) {
 	defer r.mu.RUnlock()
 	o, ok := r.openers[scheme]
 	return o, ok
+}
+
+// Resolve parses rawurl, given as flag, and finds the opener of its
+// scheme: an error when rawurl is not a URL with a scheme, and an
+// *UnknownError when no adapter this program links registered it.
+func (r *Registry[O]) Resolve(flag, rawurl string) (*url.URL, O, error) {
+	var none O
+	u, err := url.Parse(rawurl)
+	if err != nil || u.Scheme == "" {
+		return nil, none, fmt.Errorf("%s %q: not a URL", flag, rawurl)
+	}
+	o, ok := r.Lookup(u.Scheme)
+	if !ok {
+		return nil, none, r.Unknown(flag, u.Redacted(), u.Scheme)
+	}
+	return u, o, nil
 }
 
 // Schemes are the registered schemes, sorted.

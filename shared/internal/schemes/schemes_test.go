@@ -1,7 +1,9 @@
 package schemes
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -21,6 +23,18 @@ func TestRegistry(t *testing.T) {
 	err := r.Unknown("--test", "c://x", "c")
 	if want := `--test "c://x": this program cannot open c: tests (it can open: a, b)`; err.Error() != want {
 		t.Errorf("Unknown = %q, want %q", err.Error(), want)
+	}
+	if u, o, err := r.Resolve("--test", "b://host/path?x=1"); err != nil || u.Host != "host" || o() != 2 {
+		t.Errorf("Resolve(b://host/path) = %v, %v: want b's opener and the parsed URL", u, err)
+	}
+	var unknown *UnknownError
+	if _, _, err := r.Resolve("--test", "c://user:secret@x"); !errors.As(err, &unknown) || strings.Contains(err.Error(), "secret") {
+		t.Errorf("Resolve(c://...) = %v: want an *UnknownError without the password", err)
+	}
+	for _, bad := range []string{"", "no-scheme", "://x", "%zz"} {
+		if _, _, err := r.Resolve("--test", bad); err == nil || errors.As(err, &unknown) {
+			t.Errorf("Resolve(%q) = %v: want a not-a-URL error", bad, err)
+		}
 	}
 	defer func() {
 		if recover() == nil {
