@@ -6,8 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -21,40 +19,7 @@ import (
 // its endpoint and pid.
 func bodyServer(t testing.TB, extra ...string) (string, int) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	args := append([]string{"serve", "--vault", sampleVault(t), "--http", addr, "--log-level", "warn", "--no-watch"}, extra...)
-	cmd := exec.Command(bin, args...)
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the server did not come up")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return "http://" + addr + "/mcp", cmd.Process.Pid
+	return serveHTTP(t, freeAddr(t), append([]string{"--vault", sampleVault(t), "--no-watch"}, extra...)...)
 }
 
 type spaces struct{}

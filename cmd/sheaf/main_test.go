@@ -16,6 +16,7 @@ import (
 
 	"github.com/sheaf-dev/sheaf/shared/config/local"
 	"github.com/sheaf-dev/sheaf/shared/core"
+	"github.com/sheaf-dev/sheaf/shared/testbin"
 	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
 )
 
@@ -112,21 +113,44 @@ func meteredSession(t testing.TB, vault string, frames *toolstest.Frames, extra 
 	if err != nil {
 		t.Fatal(err)
 	}
+	runUntilCleanup(t, cmd, func() { stdin.Close() }, 10*time.Second)
+	return connect(t, &mcp.IOTransport{Reader: frames.Reader(stdout), Writer: stdin})
+}
+
+// runUntilCleanup starts cmd and ends it at cleanup: stop asks it to
+// (nil: an interrupt), and after grace it is killed.
+func runUntilCleanup(t testing.TB, cmd *exec.Cmd, stop func(), grace time.Duration) {
+	t.Helper()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		stdin.Close()
+		if stop != nil {
+			stop()
+		} else {
+			_ = cmd.Process.Signal(os.Interrupt)
+		}
 		done := make(chan struct{})
 		go func() { _ = cmd.Wait(); close(done) }()
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(grace):
 			_ = cmd.Process.Kill()
 			<-done
 		}
 	})
-	return connect(t, &mcp.IOTransport{Reader: frames.Reader(stdout), Writer: stdin})
+}
+
+// waitOutput waits up to 30 s for out to hold s, and fails saying what
+// did not happen otherwise.
+func waitOutput(t testing.TB, out *testbin.Output, s, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), s); {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s:\n%s", what, out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // meteredHTTPSession connects to endpoint, measuring response bodies.
@@ -150,30 +174,24 @@ func httpServer(t testing.TB, vault string, extra ...string) string {
 // httpServerAt is httpServer on a given address.
 func httpServerAt(t testing.TB, vault, addr string, extra ...string) string {
 	t.Helper()
-	args := append([]string{"serve", "--vault", vault, "--http", addr, "--log-level", "warn"}, extra...)
-	cmd := exec.Command(bin, args...)
+	endpoint, _ := serveHTTP(t, addr, append([]string{"--vault", vault}, extra...)...)
+	return endpoint
+}
+
+// serveHTTP starts `sheaf serve --http addr` with args and returns its
+// endpoint and pid once /healthz answers 200.
+func serveHTTP(t testing.TB, addr string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve", "--http", addr, "--log-level", "warn"}, args...)...)
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
+	runUntilCleanup(t, cmd, nil, 5*time.Second)
 	base := "http://" + addr
 	for deadline := time.Now().Add(20 * time.Second); ; {
 		resp, err := http.Get(base + "/healthz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return base + "/mcp"
+				return base + "/mcp", cmd.Process.Pid
 			}
 		}
 		if time.Now().After(deadline) {

@@ -143,26 +143,8 @@ func TestReconcileWebhook(t *testing.T) {
 	cmd := v.command("--webhook", addr)
 	out := new(testbin.Output)
 	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), "notes ("); {
-		if time.Now().After(deadline) {
-			t.Fatalf("the reconcile did not finish:\n%s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	runUntilCleanup(t, cmd, nil, 5*time.Second)
+	waitOutput(t, out, "notes (", "the reconcile did not finish")
 	target.Store(&url.URL{Scheme: "http", Host: addr})
 
 	v.put(t, "Inbox/new note.md", "# New\n\nArrived by webhook.\n")

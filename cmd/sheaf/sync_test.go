@@ -76,26 +76,8 @@ func indexedCloudVault(t testing.TB) *cloudVault {
 	cmd := v.command("--webhook", addr)
 	out := new(testbin.Output)
 	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), "notes ("); {
-		if time.Now().After(deadline) {
-			t.Fatalf("the indexer did not start:\n%s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	runUntilCleanup(t, cmd, nil, 10*time.Second)
+	waitOutput(t, out, "notes (", "the indexer did not start")
 	target.Store(&url.URL{Scheme: "http", Host: addr, Path: "/"})
 	return v
 }
