@@ -1,12 +1,13 @@
 package embedded
 
 import (
+	"context"
+	"database/sql"
 	"slices"
 	"strings"
 	"testing"
-	"unicode"
 
-	"golang.org/x/text/unicode/norm"
+	"github.com/sheaf-dev/sheaf/shared/textindex"
 )
 
 // tokenFreq is termFreqs the slow way, token by token, as Ask measured
@@ -121,25 +122,98 @@ func FuzzFolded(f *testing.F) {
 	})
 }
 
-// FuzzFold: fold, with its shortcuts for words already folded, folds as
-// the plain rule does: decompose, drop the marks, lower-case.
+// goTerms are the index terms Go computes for a text as the index
+// cleans it: its tokens, folded, the empty ones dropped.
+func goTerms(s string) []string {
+	var out []string
+	for _, tok := range tokens(cleanText(s)) {
+		if tok = fold(tok); tok != "" {
+			out = append(out, tok)
+		}
+	}
+	return out
+}
+
+// fts5Terms returns a function giving the terms FTS5's tokenizer writes
+// for a text (cleaned as the index cleans it), read back with fts5vocab;
+// it reports failures to the t it is given.
+func fts5Terms(tb testing.TB) func(testing.TB, string) []string {
+	db, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	tb.Cleanup(func() { db.Close() })
+	for _, q := range []string{
+		`CREATE VIRTUAL TABLE t USING fts5(x, ` + tokenizer + `)`,
+		`CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return func(t testing.TB, s string) []string {
+		t.Helper()
+		if _, err := db.Exec(`DELETE FROM t`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(`INSERT INTO t(x) VALUES(?)`, cleanText(s)); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := db.Query(`SELECT term FROM v ORDER BY offset`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var term string
+			if err := rows.Scan(&term); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, term)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+}
+
+// foldSamples are words of many scripts, as notes and questions hold them.
+var foldSamples = []string{"gutter", "Café crème brûlée", "straße STRASSE", "грядка йогурт ЁЛКА", "ΚΑΛΟΚΑΊΡΙ Ελληνικές ϑ ς", "nước Việt",
+	"東京タワー", "김치찌개 두부", "がぎぐげご パン", "الإسكندرية مَكْتَبَة", "שָׁלוֹם", "हिन्दी", "ภาษาไทย", "İstanbul ıslak DİYARBAKIR",
+	"ﬁnance ｚｅｂｒａ", "𐐀𐐨", "ǅemal Ǆ", "q\u0302 e\u0301 0\u030200", "Ԭ", "\xff\xfe", "Øresund Łódź", "มะม่วง น้ำ"}
+
+// TestFoldMatchesFTS5: the index terms Go computes for a text (tokens,
+// then fold) are the ones FTS5's tokenizer writes for it. A question's
+// words and a passage's stems must fold as the index did, or they match
+// nothing: Hangul, й and が were once folded further than FTS5 folds them,
+// and a question in Korean found no note.
+func TestFoldMatchesFTS5(t *testing.T) {
+	terms := fts5Terms(t)
+	for _, s := range foldSamples {
+		if got, want := terms(t, s), goTerms(s); !slices.Equal(got, want) {
+			t.Errorf("%q: FTS5 indexes %q, Go folds %q", s, got, want)
+		}
+	}
+}
+
+// FuzzFold: each token Go cuts folds as FTS5 folds it. Token by token:
+// SQLite's Unicode tables are older than Go's, and a code point assigned
+// since (a punctuation mark) may be a word character there; that drift in
+// where words end is not fold's to mend.
 func FuzzFold(f *testing.F) {
-	for _, s := range []string{"gutter", "Café", "straße", "грядка", "ΚΑΛΟΚΑΊΡΙ", "nước", "東京", "e\u0301", "\xff\xfe", "ǅ"} {
+	for _, s := range foldSamples {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, tok string) {
-		var b strings.Builder
-		for _, r := range norm.NFD.String(tok) {
-			if !unicode.Is(unicode.Mn, r) {
-				b.WriteRune(unicode.ToLower(r))
+	terms := fts5Terms(f)
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, tok := range tokens(cleanText(s)) {
+			want := goTerms(tok)
+			if got := terms(t, tok); !slices.Equal(got, want) {
+				t.Fatalf("%q: FTS5 indexes %q, Go folds %q", tok, got, want)
 			}
-		}
-		want := b.String()
-		if isASCII(tok) {
-			want = strings.ToLower(tok)
-		}
-		if got := fold(tok); got != want {
-			t.Fatalf("fold(%q) = %q, want %q", tok, got, want)
 		}
 	})
 }
@@ -151,4 +225,35 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// TestAskScripts: the question lane finds a note by a word of a script
+// whose letters decompose (Hangul, й, ί, が, إ), as plain search does.
+func TestAskScripts(t *testing.T) {
+	ix, err := Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	docs := []textindex.Doc{
+		{Path: "korean.md", Title: "한국어 메모", Body: "김치찌개 두부"},
+		{Path: "ru.md", Title: "Русский", Body: "чай и йогурт"},
+		{Path: "el.md", Title: "Ελληνικές σημειώσεις", Body: "Θεσσαλονίκη λευκός πύργος."},
+		{Path: "ja.md", Title: "日本語", Body: "がぎぐげご パン"},
+		{Path: "ar.md", Title: "عربي", Body: "الإسكندرية مدينة"},
+		{Path: "th.md", Title: "ไทย", Body: "มะม่วง น้ำปลา"},
+	}
+	if err := ix.Upsert(context.Background(), docs...); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]string{"김치찌개 만드는 방법은?": "korean.md", "йогурт": "ru.md", "ΣΗΜΕΙΏΣΕΙΣ": "el.md",
+		"がぎぐげご": "ja.md", "الإسكندرية": "ar.md", "มะม่วง": "th.md", "한국어": "korean.md"} {
+		res, err := ix.Ask(context.Background(), textindex.ParseQuestion(q), textindex.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) == 0 || res.Hits[0].Path != want {
+			t.Errorf("Ask(%q) = %+v, want %s first", q, res.Hits, want)
+		}
+	}
 }

@@ -43,20 +43,23 @@ func segment(s string) string {
 }
 
 // isTokenRune reports whether r is part of a token for the unicode61
-// tokenizer (categories L*, N* and Co). Marks split tokens there too, except
-// the diacritics remove_diacritics folds away; NFC leaves few of those.
+// tokenizer: categories L*, N* and Co, and the combining diacritics that
+// remove_diacritics drops (foldRune gives 0: "q\u0302" is one token, "q").
+// Other marks split tokens; NFC leaves few of either.
 func isTokenRune(r rune) bool {
-	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r)
+	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r) ||
+		(0x300 <= r && r <= 0x331 && removeDiacritic(r) == 0)
 }
 
 // tokens splits text the way the index does: runs of token runes, each
-// unspaced-script character a token of its own.
+// unspaced-script character a token of its own (its marks, Thai vowel
+// signs and tone marks, are not token runes: the index drops them).
 func tokens(s string) []string {
 	var out []string
 	start := -1
 	for i, r := range s {
 		switch {
-		case textindex.Unspaced(r):
+		case textindex.Unspaced(r) && isTokenRune(r):
 			if start >= 0 {
 				out = append(out, s[start:i])
 				start = -1

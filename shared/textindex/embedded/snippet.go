@@ -2,7 +2,6 @@ package embedded
 
 import (
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -41,8 +40,8 @@ func needles(q textindex.Query) []needle {
 	return out
 }
 
-// fold lower-cases a token and strips its diacritics, like unicode61 with
-// remove_diacritics 2.
+// fold folds a token as the index's tokenizer does (foldRune: lower case,
+// Latin diacritics removed; other scripts keep their marks).
 func fold(tok string) string {
 	ascii := true
 	for i := 0; i < len(tok); i++ {
@@ -58,23 +57,24 @@ func fold(tok string) string {
 		return tok
 	}
 	var b strings.Builder
-	for _, r := range norm.NFD.String(tok) {
-		if !unicode.Is(unicode.Mn, r) {
-			b.WriteRune(unicode.ToLower(r))
+	b.Grow(len(tok))
+	for _, r := range tok {
+		if r = foldRune(r); r != 0 {
+			b.WriteRune(r)
 		}
 	}
 	return b.String()
 }
 
-// folds reports whether fold keeps tok as it is: valid UTF-8, already
-// decomposed (no letter carries a precomposed mark), with no mark to strip
-// and no letter to lower-case. Words without accents are, in every script.
+// folds reports whether fold keeps tok as it is: valid UTF-8 of runes
+// foldRune keeps. Words without capitals or Latin accents are, in every
+// script.
 func folds(tok string) bool {
-	if !utf8.ValidString(tok) || norm.NFD.QuickSpanString(tok) != len(tok) {
+	if !utf8.ValidString(tok) {
 		return false
 	}
 	for _, r := range tok {
-		if unicode.ToLower(r) != r || unicode.Is(unicode.Mn, r) {
+		if foldRune(r) != r {
 			return false
 		}
 	}
@@ -132,7 +132,7 @@ func (t *tokenScan) next() (start, end int, ascii, ok bool) {
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
-		case textindex.Unspaced(r): // a token of its own
+		case textindex.Unspaced(r) && isTokenRune(r): // a token of its own (a Thai vowel sign is not: a mark)
 			if start >= 0 {
 				return start, i, ascii, true // the rune is the next token
 			}
