@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -431,5 +432,48 @@ func TestMoveRewritesLateLinkers(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("Late.md is not in rewritten: %+v", out.Rewritten)
+	}
+}
+
+// cancelOnPut cancels a context when the store is first asked to write
+// the path at.
+type cancelOnPut struct {
+	store.Store
+	at     string
+	cancel context.CancelFunc
+}
+
+func (c cancelOnPut) Put(ctx context.Context, p string, data []byte, o store.PutOptions) (store.Object, error) {
+	if p == c.at {
+		c.cancel()
+	}
+	return c.Store.Put(ctx, p, data, o)
+}
+
+// TestMoveCancelledCompletes: a call cancelled once the move has begun
+// writing (a client timing out) still moves the note and rewrites every
+// link to it: never the note in two places, or links half rewritten.
+func TestMoveCancelledCompletes(t *testing.T) {
+	st, err := fs.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	const n = 20
+	pairVault(t, st, n)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := coreOn(t, cancelOnPut{Store: st, at: "Moved Hub.md", cancel: cancel})
+	if _, err := s.MoveNote(ctx, MoveNoteIn{Path: "Pairs/Alpha 0.md", NewPath: "Moved Hub.md"}); err != nil {
+		t.Fatalf("move cancelled midway: %v", err)
+	}
+	if ctx.Err() == nil {
+		t.Fatal("the call was not cancelled: the test tests nothing")
+	}
+	if _, err := st.Stat(context.Background(), "Pairs/Alpha 0.md"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the note is still at its old path too (%v)", err)
+	}
+	if d := dangling(t, st); len(d) > 0 {
+		t.Errorf("links left dangling: %v", d)
 	}
 }

@@ -109,7 +109,7 @@ func (s *Core) MoveNote(ctx context.Context, in MoveNoteIn) (*moveOut, error) {
 		if err != nil {
 			return nil, err
 		}
-		defer func() { lease.release(ctx, rec) }()
+		defer func() { lease.release(context.WithoutCancel(ctx), rec) }()
 		recent = lease.recent()
 	}
 	out, changed, err := s.moveLocked(ctx, v, base, in, from, to, recent)
@@ -240,6 +240,10 @@ func (s *Core) moveLocked(ctx context.Context, v, base *Vault, in MoveNoteIn, fr
 		return out, nil, nil
 	}
 
+	// From here the move completes even if the call is cancelled: a
+	// client giving up must not leave the note in two places, or half
+	// its links rewritten.
+	ctx = context.WithoutCancel(ctx)
 	// The move: create the new note, then delete the old one if it is
 	// still the version read (else undo the create).
 	data := moved.cur.data
