@@ -366,3 +366,22 @@ func TestHistoryOrderAcrossServers(t *testing.T) {
 		newer = data
 	}
 }
+
+// TestUndoKeepsImmutablePaths: undoing a transaction refuses to delete or
+// change a note under a write-once path, and writes nothing.
+func TestUndoKeepsImmutablePaths(t *testing.T) {
+	s, v, dir := historyServer(t)
+	v.ImmutablePaths = []string{"sources/"}
+	ctx := context.Background()
+	if _, err := s.WriteNote(ctx, WriteNoteIn{TxArg: TxArg{"ingest"}, Path: "Inbox/Note.md", Content: "# note\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.WriteNote(ctx, WriteNoteIn{TxArg: TxArg{"ingest"}, Path: "sources/src.md", Content: "# src\n"}); err != nil {
+		t.Fatal(err)
+	}
+	wantKind(t, "undo of a write-once note's creation", errOf(s.UndoTransaction(ctx, UndoIn{Transaction: "ingest"})), KindImmutablePath)
+	wantKind(t, "its dry run", errOf(s.UndoTransaction(ctx, UndoIn{Transaction: "ingest", DryRun: true})), KindImmutablePath)
+	if readFile(t, dir, "sources/src.md") != "# src\n" || readFile(t, dir, "Inbox/Note.md") != "# note\n" {
+		t.Error("the refused undo wrote")
+	}
+}

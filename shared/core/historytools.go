@@ -355,6 +355,11 @@ func (s *Core) UndoTransaction(ctx context.Context, in UndoIn) (*undoOut, error)
 			out.Conflicts = append(out.Conflicts, UndoConflict{Path: p, Reason: "changed since the transaction outside Sheaf's history"})
 			continue
 		}
+		if pre := v.immutablePrefix(p); pre != "" && st.Action != "recreate" {
+			verb := map[string]string{"delete": "delete", "restore": "change"}[st.Action]
+			return nil, newError(KindImmutablePath, map[string]any{"argument": "transaction", "prefix": pre, "path": p},
+				"Transaction %q cannot be undone: that would %s %s, under %s, which is write-once on this vault. Nothing was written.", in.Transaction, verb, p, pre)
+		}
 		steps = append(steps, st)
 		out.Changes = append(out.Changes, st.UndoChange)
 	}
@@ -373,6 +378,9 @@ func (s *Core) UndoTransaction(ctx context.Context, in UndoIn) (*undoOut, error)
 	if in.DryRun {
 		return out, nil
 	}
+	// Once begun, the undo completes even if the call is cancelled: a
+	// transaction half undone is worse than either end.
+	ctx = context.WithoutCancel(ctx)
 	var changed []string
 	for _, st := range steps {
 		if err := s.undoStep(ctx, v, st); err != nil {
