@@ -139,6 +139,9 @@ func (v *Vault) record(ctx context.Context, changes ...history.Change) []history
 // conditional on prev's ETag (nil: create), and records the version. It
 // returns the store's answer and the version (zero without history).
 func (v *Vault) putNote(ctx context.Context, c history.Change, prev *current) (store.Object, history.Version, error) {
+	if err := binaryText(c.Path, c.Data); err != nil {
+		return store.Object{}, history.Version{}, err
+	}
 	opts := store.PutOptions{IfNoneMatch: true}
 	if prev != nil {
 		opts = store.PutOptions{IfMatch: prev.obj.ETag}

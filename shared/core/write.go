@@ -62,6 +62,17 @@ func (v *Vault) readForWrite(ctx context.Context, path string) (*current, error)
 	return &current{path: obj.Path, data: data, obj: obj, hash: hashOf(data)}, nil
 }
 
+// binaryText refuses to write text that would make the note binary to
+// Sheaf (a NUL byte, or many control characters: vault.Check): no tool
+// could then read, edit or delete it.
+func binaryText(path string, data []byte) error {
+	if errors.Is(vault.Check(data), vault.ErrBinary) {
+		return newError(KindArgsInvalid, map[string]any{"argument": "content", "reason": "binary"},
+			"The new text of %s holds a NUL byte or many control characters, which would make it a binary file, not a note: nothing was written. Remove them (tabs and line breaks are fine).", path)
+	}
+	return nil
+}
+
 // staleError is the compare-and-swap mismatch: the note is not the version
 // the caller (or this call) read.
 func staleError(path, expected, cur string) *Error {

@@ -418,3 +418,27 @@ func TestConcurrentAppends(t *testing.T) {
 }
 
 var _ = indexer.ErrReindexLater
+
+// TestBinaryTextRefused: no write makes a note binary (a NUL byte, or
+// many control characters): such a note no tool could read, edit or
+// delete. The note is unchanged.
+func TestBinaryTextRefused(t *testing.T) {
+	s, _, dir := writeServer(t)
+	ctx := context.Background()
+	const p = "Projects/Garden/Compost.md"
+	before := readFile(t, dir, p)
+	wantKind(t, "create with a NUL", errOf(s.WriteNote(ctx, WriteNoteIn{Path: "Inbox/Nul.md", Content: "x\x00y\n"})), KindArgsInvalid)
+	if _, err := os.Stat(filepath.Join(dir, "Inbox", "Nul.md")); err == nil {
+		t.Error("the refused note was created")
+	}
+	wantKind(t, "an edit putting a NUL in", errOf(s.ApplyEdits(ctx, editsIn{Path: p,
+		Edits: []vault.Edit{{Find: before[:20], Replace: "x\x00y"}}})), KindArgsInvalid)
+	wantKind(t, "an append of control characters", errOf(s.WriteNote(ctx, WriteNoteIn{Path: p, Mode: "append",
+		Content: strings.Repeat("\x01\x02", len(before))})), KindArgsInvalid)
+	if readFile(t, dir, p) != before {
+		t.Error("a refused write changed the note")
+	}
+	if _, err := s.WriteNote(ctx, WriteNoteIn{Path: p, Mode: "append", Content: "tabs\tand\nbreaks\r\n"}); err != nil {
+		t.Errorf("text with tabs and line breaks refused: %v", err)
+	}
+}

@@ -126,6 +126,9 @@ func (v *Vault) createObj(ctx context.Context, arg string, c history.Change) (st
 // metadata, and leaves recording the version to the caller (who holds the
 // path's lock).
 func (v *Vault) createUnrecorded(ctx context.Context, arg string, c history.Change) (store.Object, error) {
+	if err := binaryText(c.Path, c.Data); err != nil {
+		return store.Object{}, err
+	}
 	path := c.Path
 	opts := store.PutOptions{IfNoneMatch: true}
 	if v.History != nil {
