@@ -76,8 +76,17 @@ func (s *Core) ReadAttachment(ctx context.Context, in readAttachmentIn) (*readAt
 		return nil, newError(KindNoteNotFound, map[string]any{"argument": "path"},
 			"No file at %q: folders whose name starts with a dot are not part of the vault.", path)
 	}
+	binaryNote := false
 	if vault.IsNotePath(path) {
-		return nil, newError(KindArgsInvalid, map[string]any{"argument": "path"}, "%s is a Markdown note: read it with read_note.", path)
+		// A file named .md that holds binary content is no note: read_note
+		// sends it here, and here it is read as the file it is.
+		head, _, err := store.GetRange(ctx, v.Store, path, 0, 8<<10)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		if binaryNote = err == nil && errors.Is(vault.Check(head), vault.ErrBinary); !binaryNote && err == nil {
+			return nil, newError(KindArgsInvalid, map[string]any{"argument": "path"}, "%s is a Markdown note: read it with read_note.", path)
+		}
 	}
 	limit := v.maxAttachment()
 	obj, err := v.Store.Stat(ctx, path)
@@ -97,6 +106,9 @@ func (s *Core) ReadAttachment(ctx context.Context, in readAttachmentIn) (*readAt
 	// base64 takes 4 bytes for 3, and the text copy repeats it: a page is
 	// a multiple of 3 bytes, so the pages' base64 strings concatenate.
 	out := &readAttachmentOut{Path: obj.Path, MimeType: vault.MimeTypeOf(obj.Path), Size: obj.Size, Offset: in.Offset}
+	if binaryNote {
+		out.MimeType = "application/octet-stream"
+	}
 	_, meta := render(out, 0)
 	n := max(int64(budgetOf(ctx)-meta-256)*3/8/3*3, 3)
 	data, got, err := store.GetRange(ctx, v.Store, path, in.Offset, n)

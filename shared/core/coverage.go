@@ -16,7 +16,7 @@ type Coverage struct {
 	Clipped  []Clipped `json:"clipped,omitempty" jsonschema:"the response budget cut these lists of this answer: page on (next_offset) or narrow the request"`
 	// Unindexed is not partial: those files are left out by design, and
 	// said to be.
-	Unindexed int      `json:"unindexed,omitempty" jsonschema:"Markdown files no index holds (too large to index, binary, unreadable): this answer cannot include them; get_vault_info.problems lists them, read_note still reads them"`
+	Unindexed int      `json:"unindexed,omitempty" jsonschema:"Markdown files no index holds (too large to index, binary, unreadable): this answer cannot include them; get_vault_info.problems lists them; read_note still reads them (read_attachment one with binary content)"`
 	Lagging   *Lagging `json:"lagging,omitempty" jsonschema:"notes this server wrote that the vault's shared index has not caught up with yet: this answer includes them, other servers of the vault show the older version until the indexer has processed the change"`
 }
 

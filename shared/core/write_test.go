@@ -1,7 +1,9 @@
 package core
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -441,4 +443,25 @@ func TestBinaryTextRefused(t *testing.T) {
 	if _, err := s.WriteNote(ctx, WriteNoteIn{Path: p, Mode: "append", Content: "tabs\tand\nbreaks\r\n"}); err != nil {
 		t.Errorf("text with tabs and line breaks refused: %v", err)
 	}
+}
+
+// TestBinaryNoteReadAsFile: a file named .md that holds binary content
+// is refused by read_note, which sends the caller to read_attachment, and
+// read_attachment reads it; a real note it still sends to read_note.
+func TestBinaryNoteReadAsFile(t *testing.T) {
+	s, _, dir := writeServer(t)
+	ctx := context.Background()
+	bin := bytes.Repeat([]byte{0, 1, 2, 0xff, 'P', 'K'}, 100)
+	if err := os.WriteFile(filepath.Join(dir, "blob.md"), bin, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantKind(t, "read_note of a binary .md", errOf(s.ReadNote(ctx, readNoteIn{Path: "blob.md"})), KindNotMarkdown)
+	out, err := s.ReadAttachment(ctx, readAttachmentIn{Path: "blob.md"})
+	if err != nil {
+		t.Fatalf("read_attachment of a binary .md: %v", err)
+	}
+	if got, _ := base64.StdEncoding.DecodeString(out.Base64); !bytes.Equal(got, bin) || out.MimeType != "application/octet-stream" {
+		t.Errorf("read_attachment gave %d bytes as %s, want the file's %d", len(got), out.MimeType, len(bin))
+	}
+	wantKind(t, "read_attachment of a note", errOf(s.ReadAttachment(ctx, readAttachmentIn{Path: "Projects/Garden/Compost.md"})), KindArgsInvalid)
 }
