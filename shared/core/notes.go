@@ -44,7 +44,7 @@ type listNotesIn struct {
 	Tags          []string       `json:"tags,omitempty" jsonschema:"Only notes carrying every one of these tags (a tag also matches its nested descendants)." schema:"maxItems=20"`
 	Author        string         `json:"author,omitempty" jsonschema:"Only notes whose frontmatter author equals this (case-insensitive)."`
 	Since         string         `json:"since,omitempty" jsonschema:"Only notes modified at or after this ISO 8601 date or time."`
-	TitleContains string         `json:"title_contains,omitempty" jsonschema:"Case-insensitive substring of the title."`
+	TitleContains string         `json:"title_contains,omitempty" jsonschema:"Substring of the title, compared with case folded (ΣΗΜΕΊΩΣΗ finds σημείωση, STRASSE finds Straße)."`
 	ContentQuery  string         `json:"content_query,omitempty" jsonschema:"A search query (same language as search) the note's text must match."`
 	MetadataMatch map[string]any `json:"metadata_match,omitempty" jsonschema:"Frontmatter key -> scalar value; a note matches when its value equals it or is a list containing it. AND across keys; type-sensitive."`
 	Entities      []string       `json:"entities,omitempty" jsonschema:"Only notes whose frontmatter entities contain every one of these (exact)." schema:"maxItems=20"`

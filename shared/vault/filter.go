@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -145,7 +146,7 @@ func (c *Catalog) List(f ListFilter) []Note {
 	}
 	prefix := norm.NFC.String(f.PathPrefix)
 	author := foldKey(strings.TrimSpace(f.Author))
-	title := foldKey(f.TitleContains)
+	title := titleKey(f.TitleContains)
 	keep := func(n *Note) bool {
 		switch {
 		case byFolder && folder != "" && f.Recursive && !strings.HasPrefix(n.Path, folder+"/"):
@@ -158,7 +159,7 @@ func (c *Catalog) List(f ListFilter) []Note {
 			return false
 		case !f.Since.IsZero() && n.Modified.Before(f.Since):
 			return false
-		case title != "" && !strings.Contains(foldKey(n.Title), title):
+		case title != "" && !strings.Contains(titleKey(n.Title), title):
 			return false
 		}
 		return true
@@ -306,4 +307,10 @@ func canonFloat(f float64) string {
 		return canonInt(int64(f))
 	}
 	return "n:" + strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// titleKey is s case-folded in full (Unicode's case folding: ΣΗΜΕΊΩΣΗ and
+// σημείωση, Straße and STRASSE compare equal), for title_contains.
+func titleKey(s string) string {
+	return norm.NFC.String(cases.Fold().String(norm.NFC.String(s)))
 }

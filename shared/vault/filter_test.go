@@ -132,23 +132,27 @@ func TestList(t *testing.T) {
 		mk("Inbox/one.md", "Café plans", "ada", day.Add(time.Hour), []string{"Paris", "Food"}, "travel/fr"),
 		mk("Inbox/deep/two.md", "Deep", "Bob", day.Add(-time.Hour), []string{"Paris"}, "travel"),
 		mk("Inboxes/three.md", "Other", "", day, nil, "travel"),
+		mk("Ελληνικές σημειώσεις.md", "Ελληνικές σημειώσεις", "", day, nil),
+		mk("Straße.md", "Straße", "", day, nil),
 	)
 	for _, tc := range []struct {
 		name string
 		f    ListFilter
 		want []string
 	}{
-		{"all", ListFilter{}, []string{"Inbox/deep/two.md", "Inbox/one.md", "Inboxes/three.md", "Root.md"}},
-		{"root only", ListFilter{Folder: "/"}, []string{"Root.md"}},
-		{"root recursive", ListFilter{Folder: ".", Recursive: true}, []string{"Inbox/deep/two.md", "Inbox/one.md", "Inboxes/three.md", "Root.md"}},
+		{"all", ListFilter{}, []string{"Inbox/deep/two.md", "Inbox/one.md", "Inboxes/three.md", "Root.md", "Straße.md", "Ελληνικές σημειώσεις.md"}},
+		{"root only", ListFilter{Folder: "/"}, []string{"Root.md", "Straße.md", "Ελληνικές σημειώσεις.md"}},
+		{"root recursive", ListFilter{Folder: ".", Recursive: true}, []string{"Inbox/deep/two.md", "Inbox/one.md", "Inboxes/three.md", "Root.md", "Straße.md", "Ελληνικές σημειώσεις.md"}},
 		{"folder", ListFilter{Folder: "Inbox"}, []string{"Inbox/one.md"}},
 		{"folder recursive", ListFilter{Folder: "Inbox/", Recursive: true}, []string{"Inbox/deep/two.md", "Inbox/one.md"}},
 		{"path prefix is a plain prefix", ListFilter{PathPrefix: "Inbox"}, []string{"Inbox/deep/two.md", "Inbox/one.md", "Inboxes/three.md"}},
 		{"tag with descendants", ListFilter{Tags: []string{"travel"}}, []string{"Inbox/deep/two.md", "Inbox/one.md", "Inboxes/three.md"}},
 		{"tags AND", ListFilter{Tags: []string{"travel", "#Travel/FR"}}, []string{"Inbox/one.md"}},
 		{"author case-insensitive", ListFilter{Author: "ADA"}, []string{"Inbox/one.md", "Root.md"}},
-		{"since inclusive", ListFilter{Since: day}, []string{"Inbox/one.md", "Inboxes/three.md", "Root.md"}},
+		{"since inclusive", ListFilter{Since: day}, []string{"Inbox/one.md", "Inboxes/three.md", "Root.md", "Straße.md", "Ελληνικές σημειώσεις.md"}},
 		{"title contains NFD and case", ListFilter{TitleContains: "CAFE\u0301"}, []string{"Inbox/one.md"}},
+		{"title contains, Greek final sigma", ListFilter{TitleContains: "ΣΗΜΕΙΏΣΕΙΣ"}, []string{"Ελληνικές σημειώσεις.md"}},
+		{"title contains, folded in full", ListFilter{TitleContains: "STRASSE"}, []string{"Straße.md"}},
 		{"entities AND", ListFilter{Entities: []string{"Paris", "Food"}}, []string{"Inbox/one.md"}},
 		{"entities exact", ListFilter{Entities: []string{"paris"}}, []string{}},
 		{"paths", ListFilter{Paths: map[string]bool{"Root.md": true, "Inbox/one.md": false, "gone.md": true}}, []string{"Root.md"}},
