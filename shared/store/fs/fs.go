@@ -26,6 +26,7 @@ import (
 	"io"
 	iofs "io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -366,6 +367,13 @@ func (s *Store) commit(p, tmp string, opts store.PutOptions) (os.FileInfo, error
 // against what is there; old is nil when there is no file.
 func (s *Store) check(p string, opts store.PutOptions) (disk string, old os.FileInfo, err error) {
 	disk, old, err = s.statFile(p)
+	if err == nil {
+		// A symlink inside the vault is written through: the file it leads
+		// to is replaced, and the link stays a link.
+		if disk, err = s.linkTarget(disk); err != nil {
+			return "", nil, s.wrap("put", p, err)
+		}
+	}
 	if err != nil {
 		if !isNotExist(err) {
 			return "", nil, s.wrap("put", p, err)
@@ -384,6 +392,30 @@ func (s *Store) check(p string, opts store.PutOptions) (disk string, old os.File
 		return "", nil, fmt.Errorf("fs: put %q: ETag %q, want %q: %w", p, etag(old), opts.IfMatch, store.ErrConflict)
 	}
 	return disk, old, nil
+}
+
+// linkTarget follows disk while it is a symlink (at most 8 links) and
+// returns the path, relative to the vault, of the file it leads to.
+func (s *Store) linkTarget(disk string) (string, error) {
+	for range 8 {
+		fi, err := s.root.Lstat(disk)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			return disk, nil
+		}
+		to, err := s.root.Readlink(disk)
+		if err != nil {
+			return "", err
+		}
+		to = filepath.ToSlash(to)
+		if filepath.IsAbs(to) || strings.HasPrefix(to, "/") {
+			return "", fmt.Errorf("symlink to %q: %w", to, store.ErrPathInvalid)
+		}
+		disk = path.Join(path.Dir(disk), to)
+		if disk == ".." || strings.HasPrefix(disk, "../") {
+			return "", fmt.Errorf("symlink leads outside the vault: %w", store.ErrPathInvalid)
+		}
+	}
+	return "", fmt.Errorf("too many symlinks: %w", store.ErrPathInvalid)
 }
 
 // tempPrefix and tempSuffix frame the names of Put's temporary files.
