@@ -465,3 +465,25 @@ func TestBinaryNoteReadAsFile(t *testing.T) {
 	}
 	wantKind(t, "read_attachment of a note", errOf(s.ReadAttachment(ctx, readAttachmentIn{Path: "Projects/Garden/Compost.md"})), KindArgsInvalid)
 }
+
+// TestCaseTwinRefused: a new note (or a move) to a path that differs from
+// another note's only in case is refused with note-exists, naming that
+// note; renaming a note's own case is a move like any other.
+func TestCaseTwinRefused(t *testing.T) {
+	s, _, dir := writeServer(t)
+	ctx := context.Background()
+	te := wantKind(t, "create a case twin", errOf(s.WriteNote(ctx, WriteNoteIn{Path: "projects/garden/compost.md", Content: "x\n"})), KindNoteExists)
+	if te != nil && te.Fields["existing"] != "Projects/Garden/Compost.md" {
+		t.Errorf("fields %v", te.Fields)
+	}
+	if _, err := s.WriteNote(ctx, WriteNoteIn{Path: "Inbox/Other.md", Content: "# Other\n"}); err != nil {
+		t.Fatal(err)
+	}
+	wantKind(t, "move onto a case twin", errOf(s.MoveNote(ctx, MoveNoteIn{Path: "Inbox/Other.md", NewPath: "Projects/Garden/COMPOST.md"})), KindNoteExists)
+	if _, err := s.MoveNote(ctx, MoveNoteIn{Path: "Inbox/Other.md", NewPath: "Inbox/OTHER.md"}); err != nil {
+		t.Errorf("renaming a note's own case: %v", err)
+	}
+	if readFile(t, dir, "Projects/Garden/Compost.md") == "" {
+		t.Error("the twin's original is gone")
+	}
+}

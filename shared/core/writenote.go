@@ -105,8 +105,27 @@ func (s *Core) createNote(ctx context.Context, v *Vault, path string, data []byt
 
 // create puts a new note at path, failing with note-exists if one is there.
 func (v *Vault) create(ctx context.Context, arg, path string, data []byte) error {
+	if err := v.caseTwin(ctx, arg, path, ""); err != nil {
+		return err
+	}
 	_, err := v.createObj(ctx, arg, v.change(ctx, path, history.OpWrite, data, nil))
 	return err
+}
+
+// caseTwin refuses a new note at path when another note's path differs
+// from it only in case (other than self, a note being renamed): links
+// resolve without case and could not tell the two apart, and on a macOS
+// or Windows disk they are one file.
+func (v *Vault) caseTwin(ctx context.Context, arg, path, self string) error {
+	cat, err := v.Catalogs.Catalog(ctx)
+	if err != nil {
+		return err
+	}
+	if n, ok := cat.Note(path); ok && n.Path != path && n.Path != self {
+		return newError(KindNoteExists, map[string]any{"argument": arg, "existing": n.Path, "current_hash": v.currentHash(ctx, n.Path)},
+			"%s differs from the note %s only in case: links, which ignore case, could not tell them apart (and on macOS or Windows they are one file). Nothing was written: write to %s, or choose another name.", path, n.Path, n.Path)
+	}
+	return nil
 }
 
 // createObj creates the note c describes (its Path, Data and Op), failing
