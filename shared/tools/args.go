@@ -14,10 +14,11 @@ import (
 )
 
 // explainArgs says, for a person, what is wrong with a tool's arguments
-// that failed validation against schema: the argument by name and what it
-// should be. It looks at the top level (where nearly every mistake is) and
+// that failed validation against schema: the argument by name (also
+// returned as arg, "" when no one argument is at fault) and what it should
+// be. It looks at the top level (where nearly every mistake is) and
 // otherwise tidies the validator's own message, verr.
-func explainArgs(schema *jsonschema.Schema, obj map[string]any, verr error) string {
+func explainArgs(schema *jsonschema.Schema, obj map[string]any, verr error) (msg, arg string) {
 	names := make([]string, 0, len(schema.Properties))
 	for name := range schema.Properties {
 		names = append(names, name)
@@ -25,23 +26,23 @@ func explainArgs(schema *jsonschema.Schema, obj map[string]any, verr error) stri
 	sort.Strings(names)
 	for _, k := range sortedKeys(obj) {
 		if _, ok := schema.Properties[k]; !ok {
-			return fmt.Sprintf("Unknown argument %q. This tool takes: %s.%s", k, strings.Join(names, ", "), didYouMean(k, names))
+			return fmt.Sprintf("Unknown argument %q. This tool takes: %s.%s", k, strings.Join(names, ", "), didYouMean(k, names)), k
 		}
 	}
 	for _, k := range schema.Required {
 		if _, ok := obj[k]; !ok {
-			return fmt.Sprintf("The argument %q is required.%s", k, describe(schema.Properties[k]))
+			return fmt.Sprintf("The argument %q is required.%s", k, describe(schema.Properties[k])), k
 		}
 	}
 	for _, k := range sortedKeys(obj) {
 		if msg := explainValue(k, schema.Properties[k], obj[k]); msg != "" {
-			return msg
+			return msg, k
 		}
 	}
-	msg := verr.Error()
+	msg = verr.Error()
 	msg = strings.TrimPrefix(msg, "validating root: ")
 	msg = regexp.MustCompile(`validating /properties/([^/: ]+)`).ReplaceAllString(msg, "argument $1")
-	return "Invalid arguments: " + msg + "."
+	return "Invalid arguments: " + msg + ".", ""
 }
 
 // explainValue checks one top-level argument against its schema.

@@ -29,7 +29,7 @@ func FuzzExplainArgs(f *testing.F) {
 		if verr == nil {
 			return
 		}
-		msg := explainArgs(schema, obj, verr)
+		msg, _ := explainArgs(schema, obj, verr)
 		if msg == "" || strings.Contains(msg, "%!") || strings.Contains(msg, "/properties/") {
 			t.Fatalf("%s: message %q", raw, msg)
 		}
@@ -55,8 +55,13 @@ func TestExplainArgs(t *testing.T) {
 			t.Errorf("%s: valid", raw)
 			continue
 		}
-		if got := explainArgs(schema, obj, verr); !strings.HasPrefix(got, want) {
+		got, arg := explainArgs(schema, obj, verr)
+		if !strings.HasPrefix(got, want) {
 			t.Errorf("%s:\n got %s\nwant %s", raw, got, want)
+		}
+		// The argument at fault, also as a field: the name quoted first.
+		if name := strings.SplitN(want, `"`, 3)[1]; arg != strings.SplitN(name, "[", 2)[0] {
+			t.Errorf("%s: argument %q, want %q", raw, arg, name)
 		}
 	}
 }

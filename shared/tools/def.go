@@ -200,7 +200,12 @@ func decodeArgs[In any](req mcp.CallToolRequest, schema *jsonschema.Schema, rs *
 		return in, newError(KindArgsInvalid, nil, "The arguments must be one JSON object, like {\"path\": \"Note.md\"}.")
 	}
 	if err := rs.Validate(obj); err != nil {
-		return in, newError(KindArgsInvalid, nil, "%s", explainArgs(schema, obj, err))
+		msg, arg := explainArgs(schema, obj, err)
+		var fields map[string]any
+		if arg != "" {
+			fields = map[string]any{"argument": arg}
+		}
+		return in, newError(KindArgsInvalid, fields, "%s", msg)
 	}
 	for k, v := range defaults {
 		if _, set := obj[k]; !set {
