@@ -26,6 +26,13 @@ var hostileInputs = map[string]func(n int) string{
 	"backticks":          func(n int) string { return strings.Repeat("`a``", n/4) },
 	"angles":             func(n int) string { return strings.Repeat("<a", n/2) },
 	"tags":               func(n int) string { return strings.Repeat("#a ", n/3) },
+	// Lines that close what they open keep their links, so a megabyte
+	// of them must parse in linear time too.
+	"link-list": func(n int) string { return strings.Repeat("- [[a]] [b](c) *d* <e>\n", n/23) },
+	// Closers first do not close the openers after them.
+	"closers-first": func(n int) string {
+		return strings.Repeat(strings.Repeat("]", 400)+strings.Repeat("[", 400)+"\n", n/801)
+	},
 }
 
 func BenchmarkParseHostile(b *testing.B) {
@@ -99,4 +106,20 @@ func ExampleParse_hostile() {
 	p := Parse("h.md", []byte(strings.Repeat("[[a|", 1000)))
 	fmt.Println(len(p.Note.Links))
 	// Output: 0
+}
+
+// TestLongLinkListKeepsLinks: a map of content, one paragraph of many
+// lines that each close the links they open, keeps every link; the
+// opener limit is for openers left open.
+func TestLongLinkListKeepsLinks(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# Many\n\n")
+	for i := range 1500 {
+		fmt.Fprintf(&b, "- [[Beta]] item %d, see [x](y.md) and *this*\n", i)
+	}
+	b.WriteString("[[Alpha]] end\n")
+	p := Parse("Many.md", []byte(b.String()))
+	if got, want := len(p.Note.Links), 1500*2+1; got != want {
+		t.Errorf("%d links parsed, want %d", got, want)
+	}
 }

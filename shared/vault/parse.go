@@ -608,11 +608,15 @@ func limitNesting(b []byte, from int) {
 }
 
 // maxOpeners bounds the link and emphasis openers ('[', '(', '<', '*', '_')
-// goldmark sees in one paragraph: its inline parsing is quadratic in
-// unclosed openers, so a megabyte of "[a](" or "*a_" would take minutes. In a paragraph (a run of
-// non-blank lines) with more, the link and emphasis delimiters are blanked
-// in the parse copy: it still yields its tags and mentions, but no links.
-// Real paragraphs have a few dozen links at most.
+// left open in one paragraph (a run of non-blank lines) that goldmark
+// sees: its inline parsing is quadratic in unclosed openers, so a megabyte
+// of "[a](" or "*a_" would take minutes. A line's openers count when its
+// own closers do not close them (a bracket left open at its end; an odd
+// '*' or '_', a list marker aside), or all of them on a line with more
+// than maxOpeners; a long list of [[links]], each line closing what it
+// opens, counts nothing. In a paragraph with more, the link and emphasis
+// delimiters are blanked in the parse copy: it still yields its tags and
+// mentions, but no links.
 const maxOpeners = 1024
 
 func limitOpeners(b []byte, from int) {
@@ -636,16 +640,46 @@ func limitOpeners(b []byte, from int) {
 			if start < 0 {
 				start = off
 			}
-			for _, c := range line {
-				switch c {
-				case '[', '(', '<', '*', '_':
-					openers++
-				}
-			}
+			openers += openLeft(line)
 		}
 		off = next
 	}
 	flush(len(b))
+}
+
+// openLeft is what one line adds to limitOpeners' count: its brackets left
+// open at its end and its unpaired emphasis marks, or all its openers when
+// it has more than maxOpeners.
+func openLeft(line []byte) int {
+	all, square, round, angle, stars, unders := 0, 0, 0, 0, 0, 0
+	for i, c := range line {
+		switch c {
+		case '[':
+			all, square = all+1, square+1
+		case ']':
+			square = max(square-1, 0)
+		case '(':
+			all, round = all+1, round+1
+		case ')':
+			round = max(round-1, 0)
+		case '<':
+			all, angle = all+1, angle+1
+		case '>':
+			angle = max(angle-1, 0)
+		case '*':
+			all++
+			if i+1 < len(line) && line[i+1] == ' ' && len(bytes.TrimSpace(line[:i])) == 0 {
+				continue // a list marker
+			}
+			stars++
+		case '_':
+			all, unders = all+1, unders+1
+		}
+	}
+	if all > maxOpeners {
+		return all
+	}
+	return square + round + angle + stars%2 + unders%2
 }
 
 func fillBytes(b []byte, c byte) {
