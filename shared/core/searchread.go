@@ -35,7 +35,7 @@ type searchAndReadIn struct {
 	Query           string `json:"query" jsonschema:"What to find: words or a whole question. Notes matching any of the words rank (stopwords dropped, title and heading matches first); \"quotes\", OR, NOT or a leading - switch to search's query language." schema:"minLength=1"`
 	K               int    `json:"k,omitempty" jsonschema:"How many notes to return, across pages." schema:"minimum=1,maximum=20,default=5"`
 	Mode            string `json:"mode,omitempty" jsonschema:"note: each note's frontmatter and body. section: the heading section each hit matched." schema:"enum=note|section,default=note"`
-	MaxBytesPerItem int    `json:"max_bytes_per_item,omitempty" jsonschema:"Cap on one returned item's serialized bytes. Default: an equal share of the response budget." schema:"minimum=512"`
+	MaxBytesPerItem int    `json:"max_bytes_per_item,omitempty" jsonschema:"Cap on one returned item's serialized bytes. Default: an equal share of what the response budget has left among the notes still to return." schema:"minimum=512"`
 	Cursor          string `json:"cursor,omitempty" jsonschema:"The next_cursor of a previous page of this same request." schema:"minLength=1,maxLength=4096"`
 	ResponseFormat  string `json:"response_format,omitempty" jsonschema:"concise returns only the high-signal fields; detailed (the default) returns the full payload. Errors are never trimmed." schema:"enum=concise|detailed"`
 	Verbosity       string `json:"verbosity,omitempty" jsonschema:"Legacy alias for response_format: terse = concise, full = detailed." schema:"enum=full|terse"`
@@ -150,14 +150,17 @@ func (s *Core) searchAndRead(ctx context.Context, in searchAndReadIn, budget int
 	if err != nil {
 		return nil, err
 	}
-	perItem := budget / in.K
-	if in.MaxBytesPerItem > 0 {
-		perItem = min(in.MaxBytesPerItem, budget)
-	}
 	out := &searchAndReadOut{Vault: v.ID, Mode: in.Mode, Notes: []ReadItem{}, Errors: []ItemError{}}
 	used, next := 0, 0
 	for i, h := range res.Hits {
 		rank := offset + i + 1
+		// Each note gets an equal share of what the budget has left among
+		// the notes still to read: one hit for k 5 gets the whole budget,
+		// and what a short note leaves goes to the next.
+		perItem := (budget - used) / (len(res.Hits) - i)
+		if in.MaxBytesPerItem > 0 {
+			perItem = min(in.MaxBytesPerItem, budget)
+		}
 		item, ierr, err := s.readRanked(ctx, v, cat, h, rank, in.Mode, format, perItem)
 		if err != nil {
 			return nil, err

@@ -242,10 +242,6 @@ func manyNotes(n, size int) map[string]string {
 func collect(t *testing.T, s *Core, in searchAndReadIn, budget int) (ranks []int, pages int) {
 	t.Helper()
 	ctx := context.Background()
-	perItem := budget / in.K
-	if in.MaxBytesPerItem > 0 {
-		perItem = min(in.MaxBytesPerItem, budget)
-	}
 	for {
 		out, err := s.searchAndRead(ctx, in, budget)
 		if err != nil {
@@ -254,6 +250,12 @@ func collect(t *testing.T, s *Core, in searchAndReadIn, budget int) (ranks []int
 		pages++
 		used := 0
 		for _, n := range out.Notes {
+			// An item gets at most max_bytes_per_item, else what the
+			// budget has left.
+			perItem := budget - used
+			if in.MaxBytesPerItem > 0 {
+				perItem = min(in.MaxBytesPerItem, budget)
+			}
 			size := jsonLen(n)
 			used += size
 			if size > perItem {
@@ -494,4 +496,29 @@ func FuzzFitItem(f *testing.F) {
 			t.Fatalf("not a clean prefix")
 		}
 	})
+}
+
+// TestSearchAndReadOneHitGetsTheBudget: the budget is shared among the
+// notes returned, not among k: one hit for k 5 is read with the whole
+// budget, not a fifth of it.
+func TestSearchAndReadOneHitGetsTheBudget(t *testing.T) {
+	files := manyNotes(3, 1500)
+	var b strings.Builder
+	b.WriteString("# Gigantosaurus\n\n")
+	for b.Len() < 30000 {
+		b.WriteString("The gigantosaurus walked the plain for a long time.\n\n")
+	}
+	files["giant.md"] = b.String()
+	s, _ := indexedServer(t, files, nil)
+	const budget = 20000
+	out, err := s.searchAndRead(context.Background(), sarArgs("gigantosaurus", 5), budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Notes) != 1 {
+		t.Fatalf("%d notes, want the one hit", len(out.Notes))
+	}
+	if size := jsonLen(out.Notes[0]); size < budget*3/4 || size > budget {
+		t.Errorf("the one hit took %d bytes of a %d-byte budget: want most of it", size, budget)
+	}
 }
