@@ -487,3 +487,13 @@ func TestCaseTwinRefused(t *testing.T) {
 		t.Error("the twin's original is gone")
 	}
 }
+
+// TestMoveUnindexable: moving a binary .md says not-markdown, not "not
+// indexed yet, try again", which would never come true.
+func TestMoveUnindexable(t *testing.T) {
+	s, _, dir := writeServer(t)
+	if err := os.WriteFile(filepath.Join(dir, "blob.md"), bytes.Repeat([]byte{0, 1, 2, 0xff}, 100), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantKind(t, "move a binary .md", errOf(s.MoveNote(context.Background(), MoveNoteIn{Path: "blob.md", NewPath: "blob2.md"})), KindNotMarkdown)
+}

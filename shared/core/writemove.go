@@ -164,8 +164,19 @@ func (s *Core) moveLocked(ctx context.Context, v, base *Vault, in MoveNoteIn, fr
 			return nil, nil, err
 		}
 		if _, ok := cat.Note(from); !ok {
-			if _, err := v.Store.Stat(ctx, from); errors.Is(err, store.ErrNotFound) {
+			switch _, err := v.Store.Stat(ctx, from); {
+			case errors.Is(err, store.ErrNotFound):
 				return nil, nil, noNote("path", from)
+			case errors.Is(err, store.ErrPathInvalid):
+				return nil, nil, newError(KindPathInvalid, map[string]any{"argument": "path"},
+					"%s leads outside the vault (a symbolic link): Sheaf does not move it.", from)
+			case err != nil:
+				return nil, nil, err
+			}
+			// A file no index holds for good (binary, too large) is said
+			// so; only a note not indexed yet is worth asking again.
+			if _, err := v.readForWrite(ctx, from); err != nil {
+				return nil, nil, err
 			}
 			return nil, nil, newError(KindNoteNotFound, map[string]any{"argument": "path"},
 				"%s is not indexed yet (it may have just been created): try again in a moment.", from)
