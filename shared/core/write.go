@@ -34,8 +34,9 @@ type WriteIndex struct {
 
 // casRetries bounds the re-reads of a write whose store condition failed
 // because someone else wrote in between (a write without expected_hash
-// simply redoes its change on the new text).
-const casRetries = 8
+// simply redoes its change on the new text). 8 lost 1 to 5 of 30 appends
+// made at once by three clients; each retry waits a little longer.
+const casRetries = 16
 
 // AsError is the tool error err stands for, as a tool call would report
 // it (for callers outside MCP, such as the CLI).
@@ -82,6 +83,13 @@ func staleError(path, expected, cur string) *Error {
 	}
 	if cur == "" {
 		return newError(KindProposalStale, f, "%s was deleted since you read it: nothing was written.", path)
+	}
+	if expected == "" {
+		// No hash was sent: Sheaf redid the change on each new text, and
+		// others kept writing first.
+		f["reason"] = "busy"
+		return newError(KindProposalStale, f,
+			"%s kept changing under other writers: Sheaf redid your change %d times and someone wrote first each time. Nothing was written: send the call again in a moment.", path, casRetries+1)
 	}
 	return newError(KindProposalStale, f,
 		"%s changed since you read it (content_hash is now %s): nothing was written. Read it again, redo your change on the new text and send the new content_hash.", path, cur)
