@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -202,6 +203,9 @@ func (ix *Indexer) setProblem(path, why string) {
 	}
 }
 
+// passedOver starts the problem of a file the store passed over.
+const passedOver = "not listed: "
+
 // SyncStats counts what one Sync changed.
 type SyncStats struct {
 	Notes, Attachments     int // objects seen
@@ -374,11 +378,19 @@ func (ix *Indexer) syncLocked(ctx context.Context, progress func(done, total int
 			ix.gone(ctx, p)
 		}
 	}
-	// Files no longer in the store have no problems.
-	for p := range ix.Catalog.Problems() {
-		if !seen[p] {
+	// Files no longer in the store have no problems; the files the store
+	// passed over (no path can name them) have theirs.
+	var passed map[string]string
+	if ps, ok := ix.Store.(store.Passer); ok {
+		passed = ps.PassedOver()
+	}
+	for p, why := range ix.Catalog.Problems() {
+		if _, still := passed[p]; !still && (!seen[p] || strings.HasPrefix(why, passedOver)) {
 			ix.setProblem(p, "")
 		}
+	}
+	for p, why := range passed {
+		ix.setProblem(p, passedOver+why)
 	}
 
 	attSeen := make(map[string]bool, len(atts))

@@ -164,3 +164,33 @@ func TestProblemsMergeOnConflict(t *testing.T) {
 	wantReasons(t, "final snapshot", final.Problems(), want)
 	assertMatchesStore(t, f.ix, final)
 }
+
+// TestPassedOverFilesAreProblems: files no vault path can name (a line
+// break or a backslash in the name) and the NFD twin of a note are listed
+// in the problems, not silently missing; the problem goes with the file.
+func TestPassedOverFilesAreProblems(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, map[string]string{"café.md": "# NFC\n"})
+	for name, body := range map[string]string{"line\nbreak.md": "heron", "back\\slash.md": "ibis", "cafe\u0301.md": "# NFD twin\n"} {
+		if err := os.WriteFile(filepath.Join(f.dir, name), []byte(body), 0o644); err != nil {
+			t.Skipf("this file system refuses the name %q: %v", name, err)
+		}
+	}
+	if _, err := f.ix.Sync(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	wantReasons(t, "after sync", f.ix.Status().Problems, map[string]string{
+		"line\nbreak.md": "cannot be a vault path", "back\\slash.md": "cannot be a vault path", "café.md": "Unicode normalisations"})
+	if got := f.ix.Catalog.Len(); got != 1 {
+		t.Errorf("%d notes, want the NFC café.md alone", got)
+	}
+	for _, name := range []string{"line\nbreak.md", "cafe\u0301.md"} {
+		if err := os.Remove(filepath.Join(f.dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.ix.Sync(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	wantReasons(t, "after removing two", f.ix.Status().Problems, map[string]string{"back\\slash.md": "cannot be a vault path"})
+}

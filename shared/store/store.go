@@ -82,6 +82,16 @@ type Store interface {
 	Folders(ctx context.Context, prefix string) ([]string, error)
 }
 
+// Passer is an optional ability of a Store: naming the files its last List
+// of the whole vault passed over because no vault path can name them (a
+// name with a control character or a backslash) or because another file
+// holds the same path spelled in another Unicode normalisation (NFC and
+// NFD twins). Keys are the files' paths as best spelled (invalid UTF-8
+// replaced), values why.
+type Passer interface {
+	PassedOver() map[string]string
+}
+
 // RangeReader is an optional ability of a Store: reading part of an object
 // without reading all of it.
 type RangeReader interface {

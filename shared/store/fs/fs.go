@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"io"
 	iofs "io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -53,6 +54,9 @@ type Store struct {
 
 	namesMu sync.Mutex
 	names   map[string]string // dir + "\x00" + NFC name -> non-NFC name on disk
+
+	passedMu sync.Mutex
+	passed   map[string]string // what the last List of the whole vault passed over (PassedOver)
 
 	opts Options
 }
@@ -517,7 +521,24 @@ func (s *Store) List(ctx context.Context, prefix string, fn func(store.Object) e
 	if err != nil || !ok {
 		return err
 	}
-	return s.walk(ctx, disk, pre, fn, nil)
+	w := &walker{s: s, file: fn}
+	if err := w.walk(ctx, disk, pre); err != nil {
+		return err
+	}
+	if pre == "" {
+		s.passedMu.Lock()
+		s.passed = w.passed
+		s.passedMu.Unlock()
+	}
+	return nil
+}
+
+// PassedOver implements store.Passer: the files the last List of the
+// whole vault passed over, and why.
+func (s *Store) PassedOver() map[string]string {
+	s.passedMu.Lock()
+	defer s.passedMu.Unlock()
+	return maps.Clone(s.passed)
 }
 
 // Folders returns every folder under prefix, sorted, empty ones included,
@@ -531,10 +552,11 @@ func (s *Store) Folders(ctx context.Context, prefix string) ([]string, error) {
 	if !ok {
 		return dirs, nil
 	}
-	err = s.walk(ctx, disk, pre, nil, func(p string) error {
+	w := &walker{s: s, dir: func(p string) error {
 		dirs = append(dirs, p)
 		return nil
-	})
+	}}
+	err = w.walk(ctx, disk, pre)
 	if err != nil {
 		return nil, err
 	}
@@ -562,9 +584,18 @@ func (s *Store) locateDir(prefix string) (pre, disk string, ok bool, err error) 
 	return pre, "", false, err
 }
 
+// walker is one walk of the vault's folders: List's and Folders'.
+type walker struct {
+	s      *Store
+	file   func(store.Object) error // called for regular files, if set
+	dir    func(string) error       // called for folders, if set
+	passed map[string]string        // files passed over, and why
+}
+
 // walk visits the folder disk (named pre in NFC) recursively without
 // following symlinks, calling file for regular files and dir for folders.
-func (s *Store) walk(ctx context.Context, disk, pre string, file func(store.Object) error, dir func(string) error) error {
+func (w *walker) walk(ctx context.Context, disk, pre string) error {
+	s := w.s
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -580,6 +611,13 @@ func (s *Store) walk(ctx context.Context, disk, pre string, file func(store.Obje
 	if err != nil {
 		return s.wrap("list", pre, err)
 	}
+	// Two names of one folder with one NFC form are one path: the first
+	// on disk (the NFC spelling when there is one) is it, the other is
+	// passed over.
+	slices.SortStableFunc(entries, func(a, b iofs.DirEntry) int {
+		return compareBool(norm.NFC.IsNormalString(b.Name()), norm.NFC.IsNormalString(a.Name()))
+	})
+	named := map[string]bool{}
 	for _, e := range entries {
 		name := e.Name()
 		if strings.HasPrefix(name, ".") {
@@ -587,29 +625,53 @@ func (s *Store) walk(ctx context.Context, disk, pre string, file func(store.Obje
 		}
 		p, err := store.CleanPath(joinPath(pre, name))
 		if err != nil {
+			w.pass(joinPath(pre, name), "the file name cannot be a vault path (it holds a control character or a backslash): rename the file to see it")
 			continue
 		}
+		if named[p] {
+			w.pass(p, "two files have this path, spelled in two Unicode normalisations (NFC and NFD): only one is seen; rename or remove the other")
+			continue
+		}
+		named[p] = true
 		switch t := e.Type(); {
 		case t.IsDir():
-			if dir != nil {
-				if err := dir(p); err != nil {
+			if w.dir != nil {
+				if err := w.dir(p); err != nil {
 					return err
 				}
 			}
-			if err := s.walk(ctx, joinPath(disk, name), p, file, dir); err != nil {
+			if err := w.walk(ctx, joinPath(disk, name), p); err != nil {
 				return err
 			}
-		case t.IsRegular() && file != nil:
+		case t.IsRegular() && w.file != nil:
 			fi, err := e.Info()
 			if err != nil {
 				continue // removed while walking
 			}
-			if err := file(object(p, fi)); err != nil {
+			if err := w.file(object(p, fi)); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// pass records a file (or folder) passed over.
+func (w *walker) pass(p, why string) {
+	if w.passed == nil {
+		w.passed = map[string]string{}
+	}
+	w.passed[strings.ToValidUTF8(p, "\uFFFD")] = why
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // statFile finds the regular file at clean path p and returns its on-disk

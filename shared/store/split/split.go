@@ -22,6 +22,7 @@ import (
 var (
 	_ store.Store       = (*Store)(nil)
 	_ store.RangeReader = (*Store)(nil)
+	_ store.Passer      = (*Store)(nil)
 )
 
 const (
@@ -97,6 +98,15 @@ func (s *Store) GetRange(ctx context.Context, path string, off, n int64) ([]byte
 	st, p, name := s.route(clean(path))
 	data, o, err := store.GetRange(ctx, st, p, off, n)
 	return data, back(o, name), err
+}
+
+// PassedOver implements store.Passer with the vault's store (nil when
+// it cannot tell).
+func (s *Store) PassedOver() map[string]string {
+	if p, ok := s.Notes.(store.Passer); ok {
+		return p.PassedOver()
+	}
+	return nil
 }
 
 // Put implements store.Store.
