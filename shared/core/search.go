@@ -89,7 +89,10 @@ func (s *Core) search(ctx context.Context, v *Vault, cat *vault.Catalog, in Sear
 		}
 		out.Items = append(out.Items, hit)
 	}
-	if res.Total == 0 && in.Match == "all" {
+	if res.Total == 0 {
+		out.Hint = noWordsHint(in.Query)
+	}
+	if res.Total == 0 && in.Match == "all" && out.Hint == "" {
 		anyQ := textindex.QuestionQuery(in.Query)
 		if len(anyQ.Any) > 1 {
 			if r, err := v.Text.Search(ctx, anyQ, textindex.Options{Filter: filter, Limit: 1}); err == nil && r.Total > 0 {
@@ -98,6 +101,15 @@ func (s *Core) search(ctx context.Context, v *Vault, cat *vault.Catalog, in Sear
 		}
 	}
 	return out, nil
+}
+
+// noWordsHint explains an empty answer to a query that holds no word the
+// index can match ("" when it holds one).
+func noWordsHint(q string) string {
+	if !textindex.ParseQuestion(q).Empty() {
+		return ""
+	}
+	return "The query holds no word the index can match (emoji, symbols and punctuation are not indexed): search with words, or find a note by its title with list_notes title_contains."
 }
 
 // vectorSearch ranks in semantic or hybrid mode through retrieve: filters

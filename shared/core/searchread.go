@@ -78,6 +78,7 @@ type searchAndReadOut struct {
 	Notes      []ReadItem  `json:"notes"`
 	Errors     []ItemError `json:"errors"`
 	NextCursor *string     `json:"next_cursor" jsonschema:"null when done; else repeat the same call with cursor set to it"`
+	Hint       string      `json:"hint,omitempty" jsonschema:"why no note was found, when the query itself is the reason"`
 }
 
 // sarBinding is what a search_and_read cursor is bound to: every argument
@@ -181,6 +182,9 @@ func (s *Core) searchAndRead(ctx context.Context, in searchAndReadIn, budget int
 		} else {
 			out.Errors = append(out.Errors, *ierr)
 		}
+	}
+	if len(out.Notes) == 0 && len(out.Errors) == 0 {
+		out.Hint = noWordsHint(in.Query)
 	}
 	if next > 0 {
 		tok, err := cursors.Sign(caller, searchAndReadName, bind, sarState{Offset: next})

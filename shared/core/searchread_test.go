@@ -522,3 +522,32 @@ func TestSearchAndReadOneHitGetsTheBudget(t *testing.T) {
 		t.Errorf("the one hit took %d bytes of a %d-byte budget: want most of it", size, budget)
 	}
 }
+
+// TestNoWordsHint: a query with no word the index can match (emoji,
+// punctuation) says so instead of answering a silent nothing.
+func TestNoWordsHint(t *testing.T) {
+	s, _ := indexedServer(t, manyNotes(2, 200), nil)
+	ctx := context.Background()
+	for _, q := range []string{"🚀", "?!", "🍣 🍣"} {
+		out, err := s.searchAndRead(ctx, sarArgs(q, 5), 20000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Notes) != 0 || !strings.Contains(out.Hint, "no word") {
+			t.Errorf("search_and_read %q: %d notes, hint %q", q, len(out.Notes), out.Hint)
+		}
+	}
+	out, err := s.searchAndRead(ctx, sarArgs("kiwi", 5), 20000)
+	if err != nil || out.Hint != "" || len(out.Notes) == 0 {
+		t.Errorf("search_and_read kiwi: %d notes, hint %q, %v", len(out.Notes), out.Hint, err)
+	}
+	for _, match := range []string{"all", "any"} {
+		res, err := s.Search(ctx, SearchArgs{Query: "🚀", Limit: 10, Match: match, Mode: "fulltext"})
+		if err != nil || res.Total != 0 || !strings.Contains(res.Hint, "no word") {
+			t.Errorf("search 🚀 (match %s): %+v %v", match, res, err)
+		}
+	}
+	if got := noWordsHint("how do I plant kiwi?"); got != "" {
+		t.Errorf("a question in words got the hint %q", got)
+	}
+}
