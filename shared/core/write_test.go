@@ -497,3 +497,15 @@ func TestMoveUnindexable(t *testing.T) {
 	}
 	wantKind(t, "move a binary .md", errOf(s.MoveNote(context.Background(), MoveNoteIn{Path: "blob.md", NewPath: "blob2.md"})), KindNotMarkdown)
 }
+
+// TestUnlinkableNameRefused: write_note creates no note whose name a
+// wikilink cannot spell, as move_note moves none there.
+func TestUnlinkableNameRefused(t *testing.T) {
+	s, _, dir := writeServer(t)
+	for _, p := range []string{"Inbox/a#b.md", "Inbox/a|b.md", "Inbox/[x].md", "Inbox/a^b.md"} {
+		wantKind(t, "create "+p, errOf(s.WriteNote(context.Background(), WriteNoteIn{Path: p, Content: "x\n"})), KindArgsInvalid)
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(p))); err == nil {
+			t.Errorf("%s was created", p)
+		}
+	}
+}

@@ -89,9 +89,8 @@ func (s *Core) MoveNote(ctx context.Context, in MoveNoteIn) (*moveOut, error) {
 	if to == from {
 		return nil, newError(KindArgsInvalid, map[string]any{"argument": "new_path"}, "new_path is the note's own path: nothing to move.")
 	}
-	if name := vault.NameOf(to); strings.ContainsAny(name, "[]|#^") {
-		return nil, newError(KindArgsInvalid, map[string]any{"argument": "new_path"},
-			"The name %q holds one of [ ] | # ^, which a [[wikilink]] cannot spell: choose a name without them.", name)
+	if err := linkableName("new_path", to); err != nil {
+		return nil, err
 	}
 	if err := v.mustBeMutable("path", from, "moved"); err != nil {
 		return nil, err

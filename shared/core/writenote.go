@@ -105,11 +105,24 @@ func (s *Core) createNote(ctx context.Context, v *Vault, path string, data []byt
 
 // create puts a new note at path, failing with note-exists if one is there.
 func (v *Vault) create(ctx context.Context, arg, path string, data []byte) error {
+	if err := linkableName(arg, path); err != nil {
+		return err
+	}
 	if err := v.caseTwin(ctx, arg, path, ""); err != nil {
 		return err
 	}
 	_, err := v.createObj(ctx, arg, v.change(ctx, path, history.OpWrite, data, nil))
 	return err
+}
+
+// linkableName refuses a note name a [[wikilink]] cannot spell: one with
+// [ ] | # or ^ (Obsidian refuses them in names too).
+func linkableName(arg, path string) error {
+	if name := vault.NameOf(path); strings.ContainsAny(name, "[]|#^") {
+		return newError(KindArgsInvalid, map[string]any{"argument": arg},
+			"The name %q holds one of [ ] | # ^, which a [[wikilink]] cannot spell: choose a name without them.", name)
+	}
+	return nil
 }
 
 // caseTwin refuses a new note at path when another note's path differs
