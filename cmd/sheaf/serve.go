@@ -100,24 +100,41 @@ function beside it.`,
 		if ha.Resource != nil { // a nil *oauth.Verifier is not a nil ProtectedResource
 			opts.Resource = ha.Resource
 		}
+		// On SIGTERM the requests' context is cancelled (event streams
+		// end, calls not yet writing give up) and the server waits up to
+		// shutdownWait for the calls still running: a move or an undo
+		// that has begun writing completes before the process exits.
+		requests, stopRequests := context.WithCancel(context.Background())
+		defer stopRequests()
 		hs := &http.Server{
 			Handler:           mcphttp.HTTPHandler(srv, opts),
 			ReadHeaderTimeout: 10 * time.Second,
+			BaseContext:       func(net.Listener) context.Context { return requests },
 		}
+		hs.RegisterOnShutdown(stopRequests)
+		drained := make(chan struct{})
 		go func() {
+			defer close(drained)
 			<-ctx.Done()
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			sctx, cancel := context.WithTimeout(context.Background(), shutdownWait)
 			defer cancel()
-			_ = hs.Shutdown(sctx)
+			if err := hs.Shutdown(sctx); err != nil {
+				log.Warn("shutting down with calls still running", "err", err)
+			}
 		}()
 		log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "vault", v.Root)
 		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
+		<-drained
 		return nil
 	}
 	return cmd
 }
+
+// shutdownWait bounds how long `sheaf serve --http` waits, once told to
+// stop, for the calls still running.
+const shutdownWait = 30 * time.Second
 
 // openVault wires the vault to serve and returns it with what opened it
 // (config.OpenLazily: call Begin once initialize is answered) and its
