@@ -29,6 +29,13 @@ var hostileInputs = map[string]func(n int) string{
 	// Lines that close what they open keep their links, so a megabyte
 	// of them must parse in linear time too.
 	"link-list": func(n int) string { return strings.Repeat("- [[a]] [b](c) *d* <e>\n", n/23) },
+	// Lines whose counts balance but whose delimiters cannot pair (a '*'
+	// that only opens, a '_' that only closes), escaped closers, nesting.
+	"emphasis-lines": func(n int) string { return strings.Repeat("*a_*a_\n", n/7) },
+	"escaped-parens": func(n int) string { return strings.Repeat("[a](\\)\n", n/7) },
+	"nested-brackets": func(n int) string {
+		return strings.Repeat(strings.Repeat("[", 500)+strings.Repeat("]", 500)+"\n", n/1001)
+	},
 	// Closers first do not close the openers after them.
 	"closers-first": func(n int) string {
 		return strings.Repeat(strings.Repeat("]", 400)+strings.Repeat("[", 400)+"\n", n/801)
@@ -120,6 +127,16 @@ func TestLongLinkListKeepsLinks(t *testing.T) {
 	b.WriteString("[[Alpha]] end\n")
 	p := Parse("Many.md", []byte(b.String()))
 	if got, want := len(p.Note.Links), 1500*2+1; got != want {
-		t.Errorf("%d links parsed, want %d", got, want)
+		t.Errorf("list: %d links parsed, want %d", got, want)
+	}
+	// The same without list markers: one paragraph of 1,500 lines.
+	b.Reset()
+	for i := range 1500 {
+		fmt.Fprintf(&b, "[[Beta]] item %d\n", i)
+	}
+	b.WriteString("[[Alpha]] end\n")
+	p = Parse("Many.md", []byte(b.String()))
+	if got, want := len(p.Note.Links), 1501; got != want {
+		t.Errorf("paragraph: %d links parsed, want %d", got, want)
 	}
 }

@@ -608,19 +608,20 @@ func limitNesting(b []byte, from int) {
 }
 
 // maxOpeners bounds the link and emphasis openers ('[', '(', '<', '*', '_')
-// left open in one paragraph (a run of non-blank lines) that goldmark
-// sees: its inline parsing is quadratic in unclosed openers, so a megabyte
-// of "[a](" or "*a_" would take minutes. A line's openers count when its
-// own closers do not close them (a bracket left open at its end; an odd
-// '*' or '_', a list marker aside), or all of them on a line with more
-// than maxOpeners; a long list of [[links]], each line closing what it
-// opens, counts nothing. In a paragraph with more, the link and emphasis
-// delimiters are blanked in the parse copy: it still yields its tags and
-// mentions, but no links.
+// goldmark sees in one paragraph: its inline parsing is quadratic in
+// them (each closer scans back over the openers left), so a megabyte of
+// "[a](" or "*a_" would take minutes. Two things count less, as goldmark
+// parses them: each list item is a paragraph of its own, and a '[' closed
+// on its line at a depth of at most two (a [[wikilink]] or [a link]) is
+// no opener left. So a map of content, hundreds of [[links]] in one list
+// or one run of lines, keeps them. In a paragraph (a run of non-blank
+// lines, or one list item) with more, the link and emphasis delimiters
+// are blanked in the parse copy: it still yields its tags and mentions,
+// but no links.
 const maxOpeners = 1024
 
 func limitOpeners(b []byte, from int) {
-	start, openers := -1, 0 // the current run of non-blank lines
+	start, openers := -1, 0 // the current paragraph
 	flush := func(end int) {
 		if start >= 0 && openers > maxOpeners {
 			for i := start; i < end; i++ {
@@ -634,52 +635,65 @@ func limitOpeners(b []byte, from int) {
 	}
 	for off := from; off < len(b); {
 		line, next := nextLine(b, off)
-		if len(bytes.TrimSpace(line)) == 0 {
+		switch {
+		case len(bytes.TrimSpace(line)) == 0:
 			flush(off)
-		} else {
-			if start < 0 {
-				start = off
-			}
-			openers += openLeft(line)
+		case listItem(line):
+			flush(off)
+			start = off
+		case start < 0:
+			start = off
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			openers += openersOf(line)
 		}
 		off = next
 	}
 	flush(len(b))
 }
 
-// openLeft is what one line adds to limitOpeners' count: its brackets left
-// open at its end and its unpaired emphasis marks, or all its openers when
-// it has more than maxOpeners.
-func openLeft(line []byte) int {
-	all, square, round, angle, stars, unders := 0, 0, 0, 0, 0, 0
-	for i, c := range line {
-		switch c {
+// listItem reports whether line starts a list item ("- ", "* ", "+ ",
+// "1. ", "1) ", indented or not).
+func listItem(line []byte) bool {
+	l := bytes.TrimLeft(line, " \t")
+	if len(l) >= 2 && (l[0] == '-' || l[0] == '*' || l[0] == '+') && (l[1] == ' ' || l[1] == '\t') {
+		return true
+	}
+	i := 0
+	for i < len(l) && i < 9 && '0' <= l[i] && l[i] <= '9' {
+		i++
+	}
+	return i > 0 && i+1 < len(l) && (l[i] == '.' || l[i] == ')') && (l[i+1] == ' ' || l[i+1] == '\t')
+}
+
+// openersOf counts the openers of one line for limitOpeners: every '(',
+// '<', '*' and '_', and every '[' but those closed on the line at a depth
+// of at most two. An escaped bracket is no bracket.
+func openersOf(line []byte) int {
+	n, depth, open := 0, 0, 0 // open: '[' at depth <= 2 not yet closed
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; c {
+		case '\\':
+			i++ // the next byte is escaped
+		case '(', '<', '*', '_':
+			n++
 		case '[':
-			all, square = all+1, square+1
-		case ']':
-			square = max(square-1, 0)
-		case '(':
-			all, round = all+1, round+1
-		case ')':
-			round = max(round-1, 0)
-		case '<':
-			all, angle = all+1, angle+1
-		case '>':
-			angle = max(angle-1, 0)
-		case '*':
-			all++
-			if i+1 < len(line) && line[i+1] == ' ' && len(bytes.TrimSpace(line[:i])) == 0 {
-				continue // a list marker
+			depth++
+			if depth > 2 {
+				n++
+			} else {
+				open++
 			}
-			stars++
-		case '_':
-			all, unders = all+1, unders+1
+		case ']':
+			if depth > 0 {
+				if depth <= 2 {
+					open--
+				}
+				depth--
+			}
 		}
 	}
-	if all > maxOpeners {
-		return all
-	}
-	return square + round + angle + stars%2 + unders%2
+	return n + open
 }
 
 func fillBytes(b []byte, c byte) {
