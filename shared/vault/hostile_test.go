@@ -36,6 +36,8 @@ var hostileInputs = map[string]func(n int) string{
 	"nested-brackets": func(n int) string {
 		return strings.Repeat(strings.Repeat("[", 500)+strings.Repeat("]", 500)+"\n", n/1001)
 	},
+	// One paragraph of closed wikilinks keeps them: linear too.
+	"wikilink-paragraph": func(n int) string { return strings.Repeat("[[Beta]] item\n", n/14) },
 	// Closers first do not close the openers after them.
 	"closers-first": func(n int) string {
 		return strings.Repeat(strings.Repeat("]", 400)+strings.Repeat("[", 400)+"\n", n/801)
