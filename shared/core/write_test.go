@@ -509,3 +509,19 @@ func TestUnlinkableNameRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteThroughSymlinkRefused: a write to a note that is a symlink
+// inside the vault is refused (path-invalid): the file it leads to was not
+// the one checked against write-once paths and the caller's folders.
+func TestWriteThroughSymlinkRefused(t *testing.T) {
+	s, v, dir := writeServer(t)
+	v.ImmutablePaths = []string{"Projects/"}
+	if err := os.Symlink("Projects/Garden/Compost.md", filepath.Join(dir, "Link.md")); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	before := readFile(t, dir, "Projects/Garden/Compost.md")
+	wantKind(t, "append through a symlink", errOf(s.WriteNote(context.Background(), WriteNoteIn{Path: "Link.md", Mode: "append", Content: "more\n"})), KindPathInvalid)
+	if readFile(t, dir, "Projects/Garden/Compost.md") != before {
+		t.Error("the write-once note changed through a symlink")
+	}
+}

@@ -372,10 +372,16 @@ func (s *Store) commit(p, tmp string, opts store.PutOptions) (os.FileInfo, error
 func (s *Store) check(p string, opts store.PutOptions) (disk string, old os.FileInfo, err error) {
 	disk, old, err = s.statFile(p)
 	if err == nil {
-		// A symlink inside the vault is written through: the file it leads
-		// to is replaced, and the link stays a link.
-		if disk, err = s.linkTarget(disk); err != nil {
-			return "", nil, s.wrap("put", p, err)
+		// A symlink inside the vault is not written: replacing it would
+		// turn it into a copy, and writing through it would change a file
+		// other than the one the caller's folders and the write-once paths
+		// were checked for. Write the note it leads to.
+		to, lerr := s.linkTarget(disk)
+		switch {
+		case lerr != nil:
+			return "", nil, s.wrap("put", p, lerr)
+		case to != disk:
+			return "", nil, &store.PathError{Path: p, Reason: "leads to " + to + " (a symbolic link): write to that note, not to the link"}
 		}
 	}
 	if err != nil {
@@ -399,7 +405,8 @@ func (s *Store) check(p string, opts store.PutOptions) (disk string, old os.File
 }
 
 // linkTarget follows disk while it is a symlink (at most 8 links) and
-// returns the path, relative to the vault, of the file it leads to.
+// returns the path, relative to the vault, its link text leads to (for
+// messages: a symlinked folder on the way may lead elsewhere).
 func (s *Store) linkTarget(disk string) (string, error) {
 	for range 8 {
 		fi, err := s.root.Lstat(disk)

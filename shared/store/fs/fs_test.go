@@ -512,32 +512,33 @@ func FuzzPaths(f *testing.F) {
 	})
 }
 
-// TestPutThroughSymlink: writing a path that is a symlink inside the
-// vault replaces the file it leads to, through a chain and a folder, and
-// the link stays a link.
-func TestPutThroughSymlink(t *testing.T) {
+// TestPutRefusesSymlink: writing a path that is a symlink inside the
+// vault is refused (path-invalid, naming where it leads): the link is not
+// replaced by a copy, and the file it leads to, which the caller's checks
+// did not see, is not changed.
+func TestPutRefusesSymlink(t *testing.T) {
 	root := t.TempDir()
 	write(t, filepath.Join(root, "notes", "Alpha.md"), "alpha\n")
 	symlink(t, "notes/Alpha.md", filepath.Join(root, "Link.md"))
 	symlink(t, "Link.md", filepath.Join(root, "Chain.md"))
 	s := open(t, root)
 	ctx := t.Context()
-	for i, p := range []string{"Link.md", "Chain.md"} {
+	for _, p := range []string{"Link.md", "Chain.md"} {
 		cur, err := s.Stat(ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		body := fmt.Sprintf("written through %s\n", p)
-		if _, err := s.Put(ctx, p, []byte(body), store.PutOptions{IfMatch: cur.ETag}); err != nil {
-			t.Fatalf("put %s: %v", p, err)
+		_, err = s.Put(ctx, p, []byte("through "+p+"\n"), store.PutOptions{IfMatch: cur.ETag})
+		if !errors.Is(err, store.ErrPathInvalid) || !strings.Contains(err.Error(), "notes/Alpha.md") {
+			t.Errorf("put %s: %v, want ErrPathInvalid naming notes/Alpha.md", p, err)
 		}
-		if got, _ := os.ReadFile(filepath.Join(root, "notes", "Alpha.md")); string(got) != body {
-			t.Errorf("%d: Alpha.md holds %q, want %q", i, got, body)
-		}
-		for _, l := range []string{"Link.md", "Chain.md"} {
-			if fi, err := os.Lstat(filepath.Join(root, l)); err != nil || fi.Mode()&os.ModeSymlink == 0 {
-				t.Errorf("%s is no longer a symlink (%v)", l, err)
-			}
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "notes", "Alpha.md")); string(got) != "alpha\n" {
+		t.Errorf("Alpha.md holds %q", got)
+	}
+	for _, l := range []string{"Link.md", "Chain.md"} {
+		if fi, err := os.Lstat(filepath.Join(root, l)); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s is no longer a symlink (%v)", l, err)
 		}
 	}
 }
