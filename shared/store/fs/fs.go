@@ -4,9 +4,11 @@
 //
 // Names on disk may be NFC or NFD (macOS writes NFD); paths given to and
 // returned by the Store are always NFC, and either spelling finds the file.
-// Symlinks inside the vault are followed by Stat, Get, Put and Delete but not
-// by List and Folders (no loops, no duplicates); a symlink that leads
-// outside the vault yields ErrPathInvalid.
+// Symlinks inside the vault are followed by Stat and Get but not by List
+// and Folders (no loops, no duplicates); Put refuses a path that is a
+// symlinked file (ErrPathInvalid: write the file it leads to), Delete
+// removes the link; a symlink that leads outside the vault yields
+// ErrPathInvalid.
 //
 // Writes are atomic and conditional across processes: Put writes a hidden
 // temporary file next to the target and fsyncs it, then, holding the
