@@ -47,8 +47,14 @@ func segment(s string) string {
 // remove_diacritics drops (foldRune gives 0: "q\u0302" is one token, "q").
 // Other marks split tokens; NFC leaves few of either.
 func isTokenRune(r rune) bool {
-	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r) ||
-		(0x300 <= r && r <= 0x331 && removeDiacritic(r) == 0)
+	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r) || isDiacritic(r)
+}
+
+// isDiacritic reports whether r is a combining diacritic the tokenizer
+// keeps inside a token and folds away; it only continues a token, never
+// starts one (" \u0301 " is no token).
+func isDiacritic(r rune) bool {
+	return 0x300 <= r && r <= 0x331 && removeDiacritic(r) == 0
 }
 
 // tokens splits text the way the index does: runs of token runes, each
@@ -65,7 +71,7 @@ func tokens(s string) []string {
 				start = -1
 			}
 			out = append(out, s[i:i+utf8.RuneLen(r)])
-		case isTokenRune(r):
+		case isTokenRune(r) && (start >= 0 || !isDiacritic(r)):
 			if start < 0 {
 				start = i
 			}

@@ -138,7 +138,7 @@ func (t *tokenScan) next() (start, end int, ascii, ok bool) {
 			}
 			t.i += size
 			return i, i + size, false, true
-		case isTokenRune(r):
+		case isTokenRune(r) && (start >= 0 || !isDiacritic(r)):
 			t.i += size
 			if start < 0 {
 				start = i

@@ -67,13 +67,13 @@ func spansByRune(s string) []span {
 	start := -1
 	for i, r := range s {
 		switch {
-		case textindex.Unspaced(r):
+		case textindex.Unspaced(r) && isTokenRune(r):
 			if start >= 0 {
 				out = append(out, span{start, i})
 				start = -1
 			}
 			out = append(out, span{i, i + utf8.RuneLen(r)})
-		case isTokenRune(r):
+		case isTokenRune(r) && (start >= 0 || !isDiacritic(r)):
 			if start < 0 {
 				start = i
 			}
