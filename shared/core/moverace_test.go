@@ -477,3 +477,33 @@ func TestMoveCancelledCompletes(t *testing.T) {
 		t.Errorf("links left dangling: %v", d)
 	}
 }
+
+// alwaysConflict fails every conditional write of the path at, as if
+// another writer always wrote first.
+type alwaysConflict struct {
+	store.Store
+	at string
+}
+
+func (a alwaysConflict) Put(ctx context.Context, p string, data []byte, o store.PutOptions) (store.Object, error) {
+	if p == a.at {
+		return store.Object{}, store.ErrConflict
+	}
+	return a.Store.Put(ctx, p, data, o)
+}
+
+// TestBusyWriteSaysSo: a write without expected_hash that others keep
+// beating says it was busy (send again), not that a hash was stale.
+func TestBusyWriteSaysSo(t *testing.T) {
+	st, err := fs.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	pairVault(t, st, 1)
+	s := coreOn(t, alwaysConflict{Store: st, at: "Hub.md"})
+	te := wantKind(t, "append under contention", errOf(s.WriteNote(context.Background(), WriteNoteIn{Path: "Hub.md", Mode: "append", Content: "x\n"})), KindProposalStale)
+	if te != nil && (te.Fields["reason"] != "busy" || strings.Contains(te.Message, "content_hash")) {
+		t.Errorf("busy append: %v %q", te.Fields, te.Message)
+	}
+}

@@ -84,15 +84,15 @@ func staleError(path, expected, cur string) *Error {
 	if cur == "" {
 		return newError(KindProposalStale, f, "%s was deleted since you read it: nothing was written.", path)
 	}
-	if expected == "" {
-		// No hash was sent: Sheaf redid the change on each new text, and
-		// others kept writing first.
-		f["reason"] = "busy"
-		return newError(KindProposalStale, f,
-			"%s kept changing under other writers: Sheaf redid your change %d times and someone wrote first each time. Nothing was written: send the call again in a moment.", path, casRetries+1)
-	}
 	return newError(KindProposalStale, f,
 		"%s changed since you read it (content_hash is now %s): nothing was written. Read it again, redo your change on the new text and send the new content_hash.", path, cur)
+}
+
+// busyError is a write without expected_hash that Sheaf redid on each new
+// text casRetries+1 times while others kept writing first.
+func busyError(path string) *Error {
+	return newError(KindProposalStale, map[string]any{"reason": "busy"},
+		"%s kept changing under other writers: Sheaf redid your change %d times and someone wrote first each time. Nothing was written: send the call again in a moment.", path, casRetries+1)
 }
 
 // checkExpected compares the caller's expected_hash with the note as read.
@@ -155,8 +155,10 @@ func (v *Vault) mutate(ctx context.Context, path, expected string, op history.Op
 			return c, obj, next, nil
 		case !errors.Is(err, errStale):
 			return nil, store.Object{}, nil, err
-		case expected != "" || attempt == casRetries:
+		case expected != "":
 			return nil, store.Object{}, nil, staleError(c.path, expected, v.currentHash(ctx, c.path))
+		case attempt == casRetries:
+			return nil, store.Object{}, nil, busyError(c.path)
 		}
 		if err := jitter(ctx, attempt); err != nil {
 			return nil, store.Object{}, nil, err

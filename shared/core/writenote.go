@@ -642,8 +642,10 @@ func (v *Vault) trash(ctx context.Context, path, expected string, now time.Time)
 			return "", nil, noNote("path", c.path)
 		case !errors.Is(err, store.ErrConflict):
 			return "", nil, err
-		case expected != "" || attempt == casRetries:
+		case expected != "":
 			return "", nil, staleError(c.path, expected, v.currentHash(ctx, c.path))
+		case attempt == casRetries:
+			return "", nil, busyError(c.path)
 		}
 		if err := jitter(ctx, attempt); err != nil {
 			return "", nil, err
