@@ -133,7 +133,7 @@ func (s *Core) moveLocked(ctx context.Context, v, base *Vault, in MoveNoteIn, fr
 		return nil, nil, newError(KindNoteExists, map[string]any{"argument": "new_path", "current_hash": v.currentHash(ctx, to)},
 			"%s already exists: nothing was moved.", to)
 	}
-	if err := base.caseTwin(ctx, "new_path", to, from); err != nil {
+	if err := v.caseTwin("new_path", to, from); err != nil {
 		return nil, nil, err
 	}
 	id := auth.IdentityFrom(ctx)

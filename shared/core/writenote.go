@@ -105,11 +105,15 @@ func (s *Core) createNote(ctx context.Context, v *Vault, path string, data []byt
 
 // create puts a new note at path, failing with note-exists if one is there.
 func (v *Vault) create(ctx context.Context, arg, path string, data []byte) error {
-	if err := linkableName(arg, path); err != nil {
-		return err
-	}
-	if err := v.caseTwin(ctx, arg, path, ""); err != nil {
-		return err
+	// A note already there is note-exists (from createObj), whatever its
+	// name; only a new one is checked.
+	if _, err := v.Store.Stat(ctx, path); errors.Is(err, store.ErrNotFound) {
+		if err := linkableName(arg, path); err != nil {
+			return err
+		}
+		if err := v.caseTwin(arg, path, ""); err != nil {
+			return err
+		}
 	}
 	_, err := v.createObj(ctx, arg, v.change(ctx, path, history.OpWrite, data, nil))
 	return err
@@ -128,15 +132,34 @@ func linkableName(arg, path string) error {
 // caseTwin refuses a new note at path when another note's path differs
 // from it only in case (other than self, a note being renamed): links
 // resolve without case and could not tell the two apart, and on a macOS
-// or Windows disk they are one file.
-func (v *Vault) caseTwin(ctx context.Context, arg, path, self string) error {
-	cat, err := v.Catalogs.Catalog(ctx)
-	if err != nil {
-		return err
+// or Windows disk they are one file. It asks the catalog only where it is
+// held in memory (the local door): a stateless handler would load it for
+// every create. A twin outside the caller's folders is not named.
+func (v *Vault) caseTwin(arg, path, self string) error {
+	cat := residentCatalog(v.Catalogs)
+	if cat == nil {
+		return nil
 	}
-	if n, ok := cat.Note(path); ok && n.Path != path && n.Path != self {
-		return newError(KindNoteExists, map[string]any{"argument": arg, "existing": n.Path, "current_hash": v.currentHash(ctx, n.Path)},
-			"%s differs from the note %s only in case: links, which ignore case, could not tell them apart (and on macOS or Windows they are one file). Nothing was written: write to %s, or choose another name.", path, n.Path, n.Path)
+	n, ok := cat.Note(path)
+	switch {
+	case !ok || n.Path == path || n.Path == self:
+		return nil
+	case !v.allows(n.Path):
+		return newError(KindNoteExists, map[string]any{"argument": arg},
+			"%s differs from another note's path only in case: links, which ignore case, could not tell them apart. Nothing was written: choose another name.", path)
+	}
+	return newError(KindNoteExists, map[string]any{"argument": arg, "existing": n.Path},
+		"%s differs from the note %s only in case: links, which ignore case, could not tell them apart (and on macOS or Windows they are one file). Nothing was written: write to %s, or choose another name.", path, n.Path, n.Path)
+}
+
+// residentCatalog is the whole vault's catalog when it is held in memory,
+// nil otherwise.
+func residentCatalog(c Catalogs) *vault.Catalog {
+	switch c := c.(type) {
+	case LiveCatalog:
+		return c.C
+	case scopedCatalogs:
+		return residentCatalog(c.inner)
 	}
 	return nil
 }
