@@ -197,7 +197,19 @@ func (ix *Indexer) maxNote() int64 {
 // setProblem records (why != "") or clears the problem of path in the
 // Catalog, so the snapshot carries it to stateless readers; a change is
 // saved by the next Save like any other.
+//
+// A problem of a file the store passed over (passedOver: the NFD twin of
+// this note's path) stays when the note itself indexes cleanly: only a
+// full Sync, which lists the vault, clears it (forceProblem).
 func (ix *Indexer) setProblem(path, why string) {
+	if why == "" && strings.HasPrefix(ix.Catalog.Problem(path), passedOver) {
+		return
+	}
+	ix.forceProblem(path, why)
+}
+
+// forceProblem is setProblem without keeping a passed-over file's problem.
+func (ix *Indexer) forceProblem(path, why string) {
 	if ix.Catalog.SetProblem(path, why) {
 		ix.changed(path)
 	}
@@ -386,11 +398,11 @@ func (ix *Indexer) syncLocked(ctx context.Context, progress func(done, total int
 	}
 	for p, why := range ix.Catalog.Problems() {
 		if _, still := passed[p]; !still && (!seen[p] || strings.HasPrefix(why, passedOver)) {
-			ix.setProblem(p, "")
+			ix.forceProblem(p, "")
 		}
 	}
 	for p, why := range passed {
-		ix.setProblem(p, passedOver+why)
+		ix.forceProblem(p, passedOver+why)
 	}
 
 	attSeen := make(map[string]bool, len(atts))

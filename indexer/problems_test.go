@@ -184,6 +184,17 @@ func TestPassedOverFilesAreProblems(t *testing.T) {
 	if got := f.ix.Catalog.Len(); got != 1 {
 		t.Errorf("%d notes, want the NFC café.md alone", got)
 	}
+	// The note indexed again on its own (a write, a watcher event) keeps
+	// its twin's problem: only a listing can tell the twin is gone.
+	if err := os.WriteFile(filepath.Join(f.dir, "café.md"), []byte("# NFC again\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.ix.Reindex(ctx, "café.md"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(f.ix.Status().Problems["café.md"], "Unicode normalisations") {
+		t.Errorf("reindexing café.md cleared its twin's problem: %q", f.ix.Status().Problems)
+	}
 	for _, name := range []string{"line\nbreak.md", "cafe\u0301.md"} {
 		if err := os.Remove(filepath.Join(f.dir, name)); err != nil {
 			t.Fatal(err)

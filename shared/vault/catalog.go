@@ -579,6 +579,13 @@ func (c *Catalog) SetProblem(p, why string) bool {
 	return true
 }
 
+// Problem returns the recorded problem of the file at p ("" for none).
+func (c *Catalog) Problem(p string) string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.problems[norm.NFC.String(p)]
+}
+
 // Problems returns a copy of the recorded problems, path -> why.
 func (c *Catalog) Problems() map[string]string {
 	c.mu.RLock()
