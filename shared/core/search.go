@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
+	"unicode"
 
 	"github.com/sheaf-dev/sheaf/shared/textindex"
 	"github.com/sheaf-dev/sheaf/shared/vault"
@@ -106,7 +108,7 @@ func (s *Core) search(ctx context.Context, v *Vault, cat *vault.Catalog, in Sear
 // noWordsHint explains an empty answer to a query that holds no word the
 // index can match ("" when it holds one).
 func noWordsHint(q string) string {
-	if !textindex.ParseQuestion(q).Empty() {
+	if strings.ContainsFunc(q, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }) {
 		return ""
 	}
 	return "The query holds no word the index can match (emoji, symbols and punctuation are not indexed): search with words, or find a note by its title with list_notes title_contains."

@@ -547,6 +547,11 @@ func TestNoWordsHint(t *testing.T) {
 			t.Errorf("search 🚀 (match %s): %+v %v", match, res, err)
 		}
 	}
+	for _, q := range []string{"x", "C", "42"} {
+		if got := noWordsHint(q); got != "" {
+			t.Errorf("%q got the hint %q: the index holds it", q, got)
+		}
+	}
 	if got := noWordsHint("how do I plant kiwi?"); got != "" {
 		t.Errorf("a question in words got the hint %q", got)
 	}

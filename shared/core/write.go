@@ -64,12 +64,12 @@ func (v *Vault) readForWrite(ctx context.Context, path string) (*current, error)
 }
 
 // binaryText refuses to write text that would make the note binary to
-// Sheaf (a NUL byte, or many control characters: vault.Check): no tool
-// could then read, edit or delete it.
+// Sheaf (a NUL byte, many control characters, a binary file's header:
+// vault.Check): no tool could then read, edit or delete it.
 func binaryText(path string, data []byte) error {
 	if errors.Is(vault.Check(data), vault.ErrBinary) {
 		return newError(KindArgsInvalid, map[string]any{"argument": "content", "reason": "binary"},
-			"The new text of %s holds a NUL byte or many control characters, which would make it a binary file, not a note: nothing was written. Remove them (tabs and line breaks are fine).", path)
+			"The new text of %s would read as a binary file, not a note (a NUL byte, many control characters, or a start like a PDF's or an image's header): nothing was written. Remove them (tabs and line breaks are fine).", path)
 	}
 	return nil
 }
