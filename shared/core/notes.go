@@ -292,7 +292,16 @@ func readNotePage(ctx context.Context, v *Vault, cat *vault.Catalog, path string
 		if err != nil {
 			return nil, err
 		}
-		if cerr := vault.Check([]byte(p.content)); errors.Is(cerr, vault.ErrBinary) {
+		// Binary or not is the file's, from its head, as the index and
+		// the whole-note read judge it: a short page dense with control
+		// characters is no binary file.
+		head := []byte(p.content)
+		if p.offset != 0 || (int64(len(head)) < p.obj.Size && len(head) < 8<<10) {
+			if head, _, err = store.GetRange(ctx, v.Store, path, 0, 8<<10); err != nil {
+				return nil, err
+			}
+		}
+		if cerr := vault.Check(head); errors.Is(cerr, vault.ErrBinary) {
 			return nil, newError(KindNotMarkdown, map[string]any{"argument": "path"},
 				"%s has binary content, not Markdown text: read it with read_attachment if it is a file you need.", path)
 		}

@@ -525,3 +525,21 @@ func TestWriteThroughSymlinkRefused(t *testing.T) {
 		t.Error("the write-once note changed through a symlink")
 	}
 }
+
+// TestPagedReadJudgesTheFile: a note whose few control characters sit
+// close together reads by pages as it reads whole: whether a file is
+// binary is judged on its head, not on the page asked for.
+func TestPagedReadJudgesTheFile(t *testing.T) {
+	s, _, _ := writeServer(t)
+	ctx := context.Background()
+	text := "# Gamma\nLinks\x01\x02\x03\x04\x05\x06\x07: [[Alpha]] and more text, enough to make the control characters a small share of the whole note.\n"
+	if _, err := s.WriteNote(ctx, WriteNoteIn{Path: "Inbox/G2.md", Content: text}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReadNote(ctx, readNoteIn{Path: "Inbox/G2.md"}); err != nil {
+		t.Fatalf("whole: %v", err)
+	}
+	if _, err := s.ReadNote(ctx, readNoteIn{Path: "Inbox/G2.md", Length: 40}); err != nil {
+		t.Errorf("a page of 40 bytes: %v", err)
+	}
+}
