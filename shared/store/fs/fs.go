@@ -6,9 +6,9 @@
 // returned by the Store are always NFC, and either spelling finds the file.
 // Symlinks inside the vault are followed by Stat and Get but not by List
 // and Folders (no loops, no duplicates); Put refuses a path that is a
-// symlinked file (ErrPathInvalid: write the file it leads to), Delete
-// removes the link; a symlink that leads outside the vault yields
-// ErrPathInvalid.
+// symlinked file or passes through a symlinked folder (ErrPathInvalid:
+// write where it leads), Delete removes the link; a symlink that leads
+// outside the vault yields ErrPathInvalid.
 //
 // Writes are atomic and conditional across processes: Put writes a hidden
 // temporary file next to the target and fsyncs it, then, holding the
@@ -386,6 +386,9 @@ func (s *Store) check(p string, opts store.PutOptions) (disk string, old os.File
 			return "", nil, &store.PathError{Path: p, Reason: "leads to " + to + " (a symbolic link): write to that note, not to the link"}
 		}
 	}
+	if dir := s.linkedFolder(disk); dir != "" {
+		return "", nil, &store.PathError{Path: p, Reason: "leads through " + dir + ", a symbolic link to a folder: write under the folder it leads to"}
+	}
 	if err != nil {
 		if !isNotExist(err) {
 			return "", nil, s.wrap("put", p, err)
@@ -404,6 +407,25 @@ func (s *Store) check(p string, opts store.PutOptions) (disk string, old os.File
 		return "", nil, fmt.Errorf("fs: put %q: ETag %q, want %q: %w", p, etag(old), opts.IfMatch, store.ErrConflict)
 	}
 	return disk, old, nil
+}
+
+// linkedFolder returns the first folder of disk's path that is a symlink,
+// "" when none is: a write there would land where the link leads, outside
+// the path the caller's folders and the write-once paths were checked for.
+func (s *Store) linkedFolder(disk string) string {
+	for i := 0; i < len(disk); i++ {
+		if disk[i] != '/' {
+			continue
+		}
+		fi, err := s.root.Lstat(disk[:i])
+		if err != nil {
+			return "" // not there yet: created as a plain folder
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return disk[:i]
+		}
+	}
+	return ""
 }
 
 // linkTarget follows disk while it is a symlink (at most 8 links) and

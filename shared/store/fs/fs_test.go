@@ -542,3 +542,30 @@ func TestPutRefusesSymlink(t *testing.T) {
 		}
 	}
 }
+
+// TestPutRefusesSymlinkedFolder: a write whose path passes through a
+// symlinked folder is refused, new note or not: it would land where the
+// folder leads, outside the path that was checked.
+func TestPutRefusesSymlinkedFolder(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, "real", "sub", "L.md"), "l\n")
+	symlink(t, "real/sub", filepath.Join(root, "a"))
+	s := open(t, root)
+	ctx := t.Context()
+	cur, err := s.Stat(ctx, "a/L.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(ctx, "a/L.md", []byte("x\n"), store.PutOptions{IfMatch: cur.ETag}); !errors.Is(err, store.ErrPathInvalid) {
+		t.Errorf("overwrite through a linked folder: %v, want ErrPathInvalid", err)
+	}
+	if _, err := s.Put(ctx, "a/New.md", []byte("x\n"), store.PutOptions{IfNoneMatch: true}); !errors.Is(err, store.ErrPathInvalid) {
+		t.Errorf("create through a linked folder: %v, want ErrPathInvalid", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "real", "sub", "New.md")); err == nil {
+		t.Error("New.md was created where the link leads")
+	}
+	if _, err := s.Put(ctx, "real/sub/New.md", []byte("x\n"), store.PutOptions{IfNoneMatch: true}); err != nil {
+		t.Errorf("create at the real path: %v", err)
+	}
+}
