@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/sheaf-dev/sheaf/shared/auth"
 	"github.com/sheaf-dev/sheaf/shared/history"
 	histfolder "github.com/sheaf-dev/sheaf/shared/history/folder"
+	"github.com/sheaf-dev/sheaf/shared/store"
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
@@ -384,4 +387,43 @@ func TestUndoKeepsImmutablePaths(t *testing.T) {
 	if readFile(t, dir, "sources/src.md") != "# src\n" || readFile(t, dir, "Inbox/Note.md") != "# note\n" {
 		t.Error("the refused undo wrote")
 	}
+}
+
+// TestUndoCancelledCompletes: an undo cancelled once it has begun
+// writing (a client timing out) still reverts every note of the
+// transaction.
+func TestUndoCancelledCompletes(t *testing.T) {
+	s, v, dir := historyServer(t)
+	ctx := context.Background()
+	for _, p := range []string{"Inbox/A.md", "Inbox/B.md", "Inbox/C.md"} {
+		if _, err := s.WriteNote(ctx, WriteNoteIn{TxArg: TxArg{"batch"}, Path: p, Content: "# " + p + "\n"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// The undo deletes each note it created: cancel at the first delete.
+	v.Store = cancelOnDelete{Store: v.Store, cancel: cancel}
+	if _, err := s.UndoTransaction(cctx, UndoIn{Transaction: "batch"}); err != nil {
+		t.Fatalf("undo cancelled midway: %v", err)
+	}
+	if cctx.Err() == nil {
+		t.Fatal("the call was not cancelled: the test tests nothing")
+	}
+	for _, p := range []string{"Inbox/A.md", "Inbox/B.md", "Inbox/C.md"} {
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(p))); err == nil {
+			t.Errorf("%s survived the undo", p)
+		}
+	}
+}
+
+// cancelOnDelete cancels a context at the store's first delete.
+type cancelOnDelete struct {
+	store.Store
+	cancel context.CancelFunc
+}
+
+func (c cancelOnDelete) Delete(ctx context.Context, p, ifMatch string) error {
+	c.cancel()
+	return c.Store.Delete(ctx, p, ifMatch)
 }
