@@ -508,6 +508,11 @@ func TestUnlinkableNameRefused(t *testing.T) {
 			t.Errorf("%s was created", p)
 		}
 	}
+	// A note already there under such a name is note-exists, as any.
+	if err := os.WriteFile(filepath.Join(dir, "Inbox", "C#.md"), []byte("# C#\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantKind(t, "create over an existing C#.md", errOf(s.WriteNote(context.Background(), WriteNoteIn{Path: "Inbox/C#.md", Content: "x\n"})), KindNoteExists)
 }
 
 // TestWriteThroughSymlinkRefused: a write to a note that is a symlink

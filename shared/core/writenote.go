@@ -105,14 +105,16 @@ func (s *Core) createNote(ctx context.Context, v *Vault, path string, data []byt
 
 // create puts a new note at path, failing with note-exists if one is there.
 func (v *Vault) create(ctx context.Context, arg, path string, data []byte) error {
-	// A note already there is note-exists (from createObj), whatever its
-	// name; only a new one is checked.
-	if _, err := v.Store.Stat(ctx, path); errors.Is(err, store.ErrNotFound) {
-		if err := linkableName(arg, path); err != nil {
-			return err
-		}
-		if err := v.caseTwin(arg, path, ""); err != nil {
-			return err
+	// A new note's name is checked; a note already there is note-exists
+	// (from createObj) whatever its name, so the store is asked only when
+	// the name is refused.
+	nameErr := linkableName(arg, path)
+	if nameErr == nil {
+		nameErr = v.caseTwin(arg, path, "")
+	}
+	if nameErr != nil {
+		if _, err := v.Store.Stat(ctx, path); errors.Is(err, store.ErrNotFound) {
+			return nameErr
 		}
 	}
 	_, err := v.createObj(ctx, arg, v.change(ctx, path, history.OpWrite, data, nil))
