@@ -185,13 +185,20 @@ func serveHTTP(t testing.TB, addr string, args ...string) (string, int) {
 	cmd := exec.Command(bin, append([]string{"serve", "--http", addr, "--log-level", "warn"}, args...)...)
 	cmd.Stderr = os.Stderr
 	runUntilCleanup(t, cmd, nil, 5*time.Second)
+	return waitHealthy(t, addr), cmd.Process.Pid
+}
+
+// waitHealthy waits up to 20 s for the server at addr to answer /healthz
+// with 200 and returns its MCP endpoint.
+func waitHealthy(t testing.TB, addr string) string {
+	t.Helper()
 	base := "http://" + addr
 	for deadline := time.Now().Add(20 * time.Second); ; {
 		resp, err := http.Get(base + "/healthz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return base + "/mcp", cmd.Process.Pid
+				return base + "/mcp"
 			}
 		}
 		if time.Now().After(deadline) {

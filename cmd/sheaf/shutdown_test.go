@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,18 +40,7 @@ func TestSigtermMidMoveCompletes(t *testing.T) {
 		_ = cmd.Process.Kill()
 		<-exited
 	})
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the server did not come up")
-		}
-	}
-	s := httpSession(t, "http://"+addr+"/mcp")
+	s := httpSession(t, waitHealthy(t, addr))
 	go func() {
 		_, _ = s.CallTool(context.Background(), &mcp.CallToolParams{Name: "move_note",
 			Arguments: map[string]any{"path": "Hub.md", "new_path": "Moved Hub.md"}})
