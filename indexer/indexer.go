@@ -685,7 +685,7 @@ func DocOf(n *vault.Note, p *vault.Parsed) textindex.Doc {
 	}
 	return textindex.Doc{
 		Path: n.Path, Title: n.Title, Aliases: n.Aliases, Tags: n.Tags,
-		Author: n.Author, Entities: n.Entities, Headings: heads,
+		Author: n.Author, Entities: n.Entities, Headings: heads, Description: n.Description(),
 		Body: p.Body, Modified: n.Modified, Passages: p.Passages,
 	}
 }

@@ -20,9 +20,12 @@ type Doc struct {
 	Author   string
 	Entities []string
 	Headings []string // heading titles, weighted up in ranking
-	Body     string   // the note's text without frontmatter
-	Modified time.Time
-	Passages []vault.Passage
+	// Description is what the frontmatter says the note is about
+	// (vault.Note.Description), indexed with the tags.
+	Description []string
+	Body        string // the note's text without frontmatter
+	Modified    time.Time
+	Passages    []vault.Passage
 }
 
 // Filter narrows a search before ranking. Empty fields do not filter.

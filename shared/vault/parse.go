@@ -3,9 +3,11 @@ package vault
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -797,4 +799,28 @@ func (li lineIndex) text(src []byte, line int) []byte {
 		end = li[line] - 1
 	}
 	return bytes.TrimSuffix(src[li[line-1]:end], []byte("\r"))
+}
+
+// DescriptionKeys are the frontmatter keys whose values describe a note in
+// words of its writer's choosing (the conventions of Obsidian Publish and
+// of static-site generators); the text index searches them (any case of
+// the key: Description, KEYWORDS).
+var DescriptionKeys = []string{"description", "summary", "keywords", "subtitle", "excerpt", "abstract"}
+
+// Description returns the text values of n's DescriptionKeys, in that
+// order; values that are not text (maps, lists of maps) are left out.
+func (n *Note) Description() []string {
+	if len(n.Frontmatter) == 0 {
+		return nil
+	}
+	keys := slices.Sorted(maps.Keys(n.Frontmatter))
+	var out []string
+	for _, dk := range DescriptionKeys {
+		for _, k := range keys {
+			if strings.EqualFold(k, dk) {
+				out = append(out, stringList(n.Frontmatter[k])...)
+			}
+		}
+	}
+	return out
 }

@@ -207,6 +207,26 @@ Body`
 	}
 }
 
+func TestNoteDescription(t *testing.T) {
+	src := `---
+title: Leave
+Summary: Time off, and how to ask for it
+keywords: vacation, sick days
+subtitle: [jury duty, {not: text}]
+excerpt: {en: a map is not text}
+description: 42
+---
+Body`
+	got := Parse("n.md", []byte(src)).Note.Description()
+	want := []string{"42", "Time off, and how to ask for it", "vacation, sick days", "jury duty"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Description() = %q, want %q", got, want)
+	}
+	if got := Parse("m.md", []byte("no frontmatter")).Note.Description(); got != nil {
+		t.Errorf("without frontmatter: %q", got)
+	}
+}
+
 func TestParseFrontmatterEdges(t *testing.T) {
 	tests := []struct {
 		name, src     string

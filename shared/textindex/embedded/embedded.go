@@ -37,7 +37,7 @@ import (
 
 // schemaVersion changes whenever the tables below change; an index file with
 // another version is dropped and rebuilt (it is derived data).
-const schemaVersion = "4"
+const schemaVersion = "5"
 
 // stemWeights are the bm25 column weights of stems_fts (title and aliases,
 // headings, body, tags and path words): the question lane's first stage,
@@ -46,7 +46,8 @@ const stemWeights = "3.0, 2.0, 1.0, 1.0"
 
 // tables lists every table any schema version created, for dropping an old
 // version (passages_fts: version 1; stems_fts, stems_vocab: version 3;
-// version 4 added the question lane's fields to notes).
+// version 4 added the question lane's fields to notes; version 5 the
+// description column of notes_fts).
 var tables = []string{"meta", "notes", "tags", "entities", "passages", "notes_fts", "passages_fts", "stems_vocab", "stems_fts"}
 
 // Passage rows get the id noteID<<passageBits | index, so a note's passages
@@ -100,9 +101,11 @@ var schema = []string{
 		text TEXT NOT NULL,
 		stems TEXT NOT NULL -- the heading path's and the text's index terms for stems_fts, space-separated
 	)`,
-	`CREATE VIRTUAL TABLE notes_fts USING fts5(title, aliases, headings, tags, body,
+	// description: what the frontmatter says the note is about
+	// (textindex.Doc.Description), weighted as the tags.
+	`CREATE VIRTUAL TABLE notes_fts USING fts5(title, aliases, headings, tags, description, body,
 		content='', contentless_delete=1, ` + tokenizer + `, prefix='2 3')`,
-	`INSERT INTO notes_fts(notes_fts, rank) VALUES('rank', 'bm25(10.0, 8.0, 4.0, 3.0, 1.0)')`,
+	`INSERT INTO notes_fts(notes_fts, rank) VALUES('rank', 'bm25(10.0, 8.0, 4.0, 3.0, 3.0, 1.0)')`,
 	// stems_fts is the question lane's index (see Ask): one row per note
 	// (rowid = the note's id), every word stemmed in its note's language
 	// and stopwords dropped, in Go before FTS5 sees the text: title and

@@ -41,7 +41,7 @@ func (ws *writeStmts) defs() []stmtDef {
 		{&ws.deleteTags, `DELETE FROM tags WHERE note_id = ?`},
 		{&ws.deleteEnts, `DELETE FROM entities WHERE note_id = ?`},
 		{&ws.deletePassages, `DELETE FROM passages WHERE id BETWEEN ? AND ?`},
-		{&ws.insertNoteFTS, `INSERT INTO notes_fts(rowid, title, aliases, headings, tags, body) VALUES(?, ?, ?, ?, ?, ?)`},
+		{&ws.insertNoteFTS, `INSERT INTO notes_fts(rowid, title, aliases, headings, tags, description, body) VALUES(?, ?, ?, ?, ?, ?, ?)`},
 		{&ws.insertTag, `INSERT OR IGNORE INTO tags(tag, note_id) VALUES(?, ?)`},
 		{&ws.insertEnt, `INSERT OR IGNORE INTO entities(entity, note_id) VALUES(?, ?)`},
 		{&ws.insertPassage, `INSERT INTO passages(id, ordinal, heading, heading_id, heading_path, text, stems) VALUES(?, ?, ?, ?, ?, ?, ?)`},
@@ -179,13 +179,13 @@ func (ix *Index) write(ctx context.Context, fn func(context.Context, *writeStmts
 
 // preparedDoc is a Doc with every field ready for the tables.
 type preparedDoc struct {
-	path, title, author, modified string
-	aliases, headings, tags, body string // FTS columns, cleaned
-	tagKeys, entities             []string
-	passages                      []preparedPassage
-	lang                          textindex.Lang
-	stemTitle, stemMeta           string // stems_fts columns
-	stemHeadings                  string
+	path, title, author, modified              string
+	aliases, headings, tags, description, body string // FTS columns, cleaned
+	tagKeys, entities                          []string
+	passages                                   []preparedPassage
+	lang                                       textindex.Lang
+	stemTitle, stemMeta                        string // stems_fts columns
+	stemHeadings                               string
 }
 
 type preparedPassage struct {
@@ -196,15 +196,16 @@ type preparedPassage struct {
 
 func prepareDoc(d textindex.Doc, st *textindex.Stemmer) preparedDoc {
 	p := preparedDoc{
-		path:     norm.NFC.String(d.Path),
-		title:    validText(d.Title),
-		author:   foldKey(d.Author),
-		modified: d.Modified.UTC().Format(time.RFC3339Nano),
-		aliases:  cleanText(strings.Join(d.Aliases, "\n")),
-		headings: cleanText(strings.Join(d.Headings, "\n")),
-		tags:     cleanText(strings.Join(d.Tags, "\n")),
-		body:     cleanText(body(d)),
-		tagKeys:  vault.ExpandTags(d.Tags),
+		path:        norm.NFC.String(d.Path),
+		title:       validText(d.Title),
+		author:      foldKey(d.Author),
+		modified:    d.Modified.UTC().Format(time.RFC3339Nano),
+		aliases:     cleanText(strings.Join(d.Aliases, "\n")),
+		headings:    cleanText(strings.Join(d.Headings, "\n")),
+		tags:        cleanText(strings.Join(d.Tags, "\n")),
+		description: cleanText(strings.Join(d.Description, "\n")),
+		body:        cleanText(body(d)),
+		tagKeys:     vault.ExpandTags(d.Tags),
 	}
 	for _, e := range d.Entities {
 		if e = norm.NFC.String(strings.ToValidUTF8(e, "\uFFFD")); e != "" {
@@ -222,14 +223,20 @@ func prepareDoc(d textindex.Doc, st *textindex.Stemmer) preparedDoc {
 	p.stemTitle = stemText(st, p.lang, d.Title+"\n"+strings.Join(d.Aliases, "\n"))
 	p.stemMeta = stemText(st, p.lang, strings.Join(d.Tags, "\n")+"\n"+pathWords(p.path))
 	p.stemHeadings = stemText(st, p.lang, strings.Join(d.Headings, "\n"))
-	for _, ps := range passages {
+	for i, ps := range passages {
+		// The description counts as the note's lead: the question lane
+		// reads it with the first passage (its text stays the note's).
+		lead := ""
+		if i == 0 && len(d.Description) > 0 {
+			lead = strings.Join(d.Description, "\n") + "\n"
+		}
 		p.passages = append(p.passages, preparedPassage{
 			ordinal:     ps.Ordinal,
 			heading:     validText(ps.Heading()),
 			headingID:   validText(ps.HeadingID),
 			headingPath: cleanText(strings.Join(ps.HeadingPath, "\n")),
 			text:        validText(ps.Text),
-			stems:       stemText(st, p.lang, strings.Join(ps.HeadingPath, "\n")+"\n"+ps.Text),
+			stems:       stemText(st, p.lang, lead+strings.Join(ps.HeadingPath, "\n")+"\n"+ps.Text),
 		})
 	}
 	return p
@@ -279,7 +286,7 @@ func upsertOne(ctx context.Context, ws *writeStmts, p preparedDoc) error {
 			return err
 		}
 	}
-	if _, err := ws.insertNoteFTS.ExecContext(ctx, id, cleanText(p.title), p.aliases, p.headings, p.tags, p.body); err != nil {
+	if _, err := ws.insertNoteFTS.ExecContext(ctx, id, cleanText(p.title), p.aliases, p.headings, p.tags, p.description, p.body); err != nil {
 		return err
 	}
 	for _, t := range p.tagKeys {

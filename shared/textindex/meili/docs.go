@@ -70,20 +70,21 @@ func foldKey(s string) string { return strings.ToLower(text(strings.TrimSpace(s)
 func entityKey(s string) string { return text(s) }
 
 type noteDoc struct {
-	ID       string   `json:"id"`
-	Kind     string   `json:"kind"`
-	Note     string   `json:"note"`
-	Path     string   `json:"path"`
-	Title    string   `json:"title"`
-	Aliases  []string `json:"aliases"`
-	Headings []string `json:"headings"`
-	Tags     []string `json:"tags"`
-	Body     string   `json:"body"`
-	TagKeys  []string `json:"tagKeys"`
-	Author   string   `json:"author"`
-	Entities []string `json:"entities"`
-	Prefixes []string `json:"prefixes"`
-	Modified string   `json:"modified"`
+	ID          string   `json:"id"`
+	Kind        string   `json:"kind"`
+	Note        string   `json:"note"`
+	Path        string   `json:"path"`
+	Title       string   `json:"title"`
+	Aliases     []string `json:"aliases"`
+	Headings    []string `json:"headings"`
+	Tags        []string `json:"tags"`
+	Description []string `json:"description"`
+	Body        string   `json:"body"`
+	TagKeys     []string `json:"tagKeys"`
+	Author      string   `json:"author"`
+	Entities    []string `json:"entities"`
+	Prefixes    []string `json:"prefixes"`
+	Modified    string   `json:"modified"`
 }
 
 type passageDoc struct {
@@ -108,7 +109,8 @@ func documents(d textindex.Doc) (noteDoc, []passageDoc) {
 	id := noteID(path)
 	n := noteDoc{
 		ID: id, Kind: kindNote, Note: id, Path: path, Title: text(d.Title),
-		Aliases: texts(d.Aliases), Headings: texts(d.Headings), Tags: texts(d.Tags), Body: text(body(d)),
+		Aliases: texts(d.Aliases), Headings: texts(d.Headings), Tags: texts(d.Tags),
+		Description: texts(d.Description), Body: text(body(d)),
 		TagKeys: vault.ExpandTags(d.Tags), Author: foldKey(d.Author), Prefixes: prefixHashes(path),
 		Modified: d.Modified.UTC().Format(time.RFC3339Nano),
 	}

@@ -6,8 +6,9 @@
 //
 // One index per vault holds two kinds of documents, told apart by the
 // filterable field kind:
-//   - a note ("note"): title, aliases, headings, tags and body (searchable,
-//     in that ranking order), and the filter fields: note (its own id),
+//   - a note ("note"): title, aliases, headings, tags, description (what
+//     its frontmatter says it is about) and body (searchable, in that
+//     ranking order), and the filter fields: note (its own id),
 //     prefixes (hashes of every prefix of its path), tagKeys (the tags with
 //     their ancestors, vault.ExpandTags), author (lower-cased), entities;
 //     path, title and modified are returned;
@@ -127,6 +128,7 @@ const (
 	fAliases     = "aliases"
 	fHeadings    = "headings"
 	fTags        = "tags"
+	fDescription = "description"
 	fBody        = "body"
 	fTagKeys     = "tagKeys"
 	fAuthor      = "author"
@@ -151,7 +153,7 @@ const (
 func settings() *meilisearch.Settings {
 	prefix := "indexingTime"
 	return &meilisearch.Settings{
-		SearchableAttributes: []string{fTitle, fAliases, fHeadings, fTags, fHeadingPath, fBody, fText},
+		SearchableAttributes: []string{fTitle, fAliases, fHeadings, fTags, fDescription, fHeadingPath, fBody, fText},
 		FilterableAttributes: []string{fKind, fNote, fPrefixes, fTagKeys, fAuthor, fEntities, fPidx},
 		TypoTolerance: &meilisearch.TypoTolerance{
 			Enabled:             false,

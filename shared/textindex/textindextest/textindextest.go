@@ -55,6 +55,7 @@ func run(t *testing.T, newIndex func(t *testing.T) textindex.Index, caps Caps) {
 	t.Run("HostileInput", func(t *testing.T) { testHostile(t, open(t), caps) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, fixture(t)) })
 	t.Run("Ask", func(t *testing.T) { testAsk(t, fixture(t)) })
+	t.Run("Description", func(t *testing.T) { testDescription(t, open(t)) })
 }
 
 // ask runs a question and checks the hits' order.
@@ -143,6 +144,27 @@ func testAsk(t *testing.T, ix textindex.Index) {
 	// Nothing to ask, or only stopwords: no error.
 	for _, q := range []string{"", "?!", "what is it", "\xff\xfe"} {
 		ask(t, ix, q, none)
+	}
+}
+
+// testDescription checks that words only in a note's frontmatter
+// description are found, by a search and by a question.
+func testDescription(t *testing.T, ix textindex.Index) {
+	const leave, other = "hr/leave.md", "hr/other.md"
+	text := "Annual leave hours carry over up to 240 a year."
+	docs := []textindex.Doc{
+		{Path: leave, Title: "Leave types", Description: []string{"vacation, sick days, jury duty"},
+			Body: text, Modified: Modified, Passages: []vault.Passage{Passage(0, nil, "", text)}},
+		{Path: other, Title: "Other", Body: "Nothing about time off.", Modified: Modified,
+			Passages: []vault.Passage{Passage(0, nil, "", "Nothing about time off.")}},
+	}
+	if err := ix.Upsert(context.Background(), docs...); err != nil {
+		t.Fatalf("Upsert: %v", err)
+	}
+	expect(t, ix, "vacation", none, leave)
+	expect(t, ix, "jury duty", none, leave)
+	if res := ask(t, ix, "How do I ask for a vacation?", none); len(res.Hits) == 0 || res.Hits[0].Path != leave {
+		t.Errorf("vacation question: got %q", paths(res))
 	}
 }
 
