@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -40,30 +41,37 @@ reconcile starts, so no event is lost meanwhile.`,
 		if *webhook != "" && *webhookToken == "" && !loopback(*webhook) {
 			return fmt.Errorf("refusing to serve the webhook on %s without a token: set --webhook-token (SHEAF_WEBHOOK_TOKEN) or bind 127.0.0.1", *webhook)
 		}
-		cl, err := config.OpenCloud(ctx, cfg, log)
-		if err != nil {
-			return err
-		}
-		defer cl.Close()
-		checkConditionalWrites(ctx, cl.Store, log)
-		if err := cl.LoadCatalog(ctx); err != nil { // before any event is applied
-			return err
-		}
+		// With --webhook the webhook listens first, deferring events (see
+		// s3events.Gated), and the vault is waited for: an S3 server that
+		// tests its webhook when it starts can start after this one, or
+		// before, and a bucket made later is picked up.
 		var hs *http.Server
 		served := make(chan error, 1)
+		gate := s3events.NewGated(*webhookToken)
+		var handler atomic.Pointer[http.Handler]
+		deferring := http.Handler(gate)
+		handler.Store(&deferring)
 		if *webhook != "" {
 			ln, err := net.Listen("tcp", *webhook)
 			if err != nil {
 				return err
 			}
-			hs = &http.Server{Handler: embedAfter(ctx, cl, log, s3events.Webhook(cl.Indexer, *webhookToken)), ReadHeaderTimeout: 10 * time.Second}
+			hs = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				(*handler.Load()).ServeHTTP(w, r)
+			}), ReadHeaderTimeout: 10 * time.Second}
 			go func() { served <- hs.Serve(ln) }()
+			defer hs.Close()
 			log.Info("serving the indexer webhook", "url", "http://"+ln.Addr().String()+"/")
 		}
+		cl, err := openCloudVault(ctx, cfg, log, *webhook != "")
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		gate.Open(cl.Indexer)
+		applying := embedAfter(ctx, cl, log, gate)
+		handler.Store(&applying)
 		if err := reconcileOnce(ctx, cl, log); err != nil {
-			if hs != nil {
-				_ = hs.Close()
-			}
 			return err
 		}
 		if hs == nil {
@@ -85,6 +93,32 @@ reconcile starts, so no event is lost meanwhile.`,
 		return nil
 	}
 	return cmd
+}
+
+// openCloudVault opens the cloud vault and loads its catalog. With wait, a
+// vault that cannot be read yet (the S3 server not started, the bucket not
+// made) is tried again, every few seconds, until ctx ends.
+func openCloudVault(ctx context.Context, cfg *config.Config, log *slog.Logger, wait bool) (*config.Cloud, error) {
+	for attempt := 0; ; attempt++ {
+		cl, err := config.OpenCloud(ctx, cfg, log)
+		if err == nil {
+			if err = cl.LoadCatalog(ctx); err == nil { // before any event is applied
+				checkConditionalWrites(ctx, cl.Store, log)
+				return cl, nil
+			}
+			cl.Close()
+		}
+		if !wait || ctx.Err() != nil {
+			return nil, err
+		}
+		pause := min(time.Second<<min(attempt, 4), 15*time.Second)
+		log.Warn("the vault cannot be read yet; trying again (the webhook defers events meanwhile)", "err", err, "in", pause)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(pause):
+		}
+	}
 }
 
 // reconcileOnce reconciles, embeds what changed and prints what it did.

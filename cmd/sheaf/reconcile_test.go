@@ -4,13 +4,9 @@ import (
 	"context"
 	"log/slog"
 	"net"
-	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -106,46 +102,31 @@ func TestReconcileRefuses(t *testing.T) {
 }
 
 // TestReconcileWebhook runs `sheaf reconcile --webhook` behind versitygw's
-// event notifications: a note put through the S3 API shows up in the
-// catalog snapshot without any other call. versitygw must find its webhook
-// listening when it starts, so a forwarding proxy stands in until sheaf
-// listens.
+// event notifications as the README and docker compose start them:
+// reconcile first, while the S3 server is down, then versitygw (which
+// exits unless its webhook answers its start-up test event), then the
+// bucket. A note put through the S3 API then shows up in the catalog
+// snapshot without any other call.
 func TestReconcileWebhook(t *testing.T) {
-	var target atomic.Pointer[url.URL]
-	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
-		if u := target.Load(); u != nil {
-			r.SetURL(u)
-		}
-	}}
-	front := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if target.Load() == nil { // versitygw's start-up test event
-			w.WriteHeader(http.StatusOK)
-			return
-		}
-		proxy.ServeHTTP(w, r)
-	})
-	fl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs := &http.Server{Handler: front}
-	go fs.Serve(fl)
-	t.Cleanup(func() { fs.Close() })
-
-	v := newCloudVault(t, "http://"+fl.Addr().String()+"/")
-	v.put(t, "a.md", "# A\n")
+	s3 := s3test.Plan(t)
+	v := &cloudVault{s3: s3, meili: meilifake.New(t)}
 	hook, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := hook.Addr().String()
 	hook.Close()
-	cmd := v.command("--webhook", addr)
+	cmd := v.command("--webhook", addr, "--log-level", "info")
 	out := new(testbin.Output)
 	cmd.Stdout, cmd.Stderr = out, out
 	runUntilCleanup(t, cmd, nil, 5*time.Second)
+	waitOutput(t, out, "serving the indexer webhook", "the webhook did not listen before the vault could be read")
+
+	s3.Launch(t, s3test.Options{WebhookURL: "http://" + addr + "/"})
+	waitOutput(t, out, "the vault cannot be read yet", "no retry while the bucket is missing")
+	s3.CreateBucket(t, "vault")
+	v.put(t, "a.md", "# A\n")
 	waitOutput(t, out, "notes (", "the reconcile did not finish")
-	target.Store(&url.URL{Scheme: "http", Host: addr})
 
 	v.put(t, "Inbox/new note.md", "# New\n\nArrived by webhook.\n")
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)

@@ -22,6 +22,9 @@ type Summary struct {
 	Skipped []string           `json:"skipped,omitempty"` // unindexable notes, see Status().Problems
 	Failed  []string           `json:"failed,omitempty"`  // paths to retry
 	Sync    *indexer.SyncStats `json:"sync,omitempty"`    // for a reconcile
+	// Deferred: received before the indexer was ready (see Gated) and
+	// left to the reconcile that follows.
+	Deferred bool `json:"deferred,omitempty"`
 }
 
 // Handle is the Lambda entry point. It decodes raw (see DecodeEvent) and

@@ -1,6 +1,7 @@
 package s3events
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -428,4 +429,41 @@ func maxNote(ix *indexer.Indexer) int64 {
 		return ix.MaxNoteBytes
 	}
 	return indexer.DefaultMaxNoteBytes
+}
+
+// TestGatedDefersUntilOpen: before Open, a Gated webhook checks and
+// answers every notification (versitygw's start-up test event among them)
+// without applying it; after Open it applies them.
+func TestGatedDefersUntilOpen(t *testing.T) {
+	f := newCloudFixture(t, map[string]string{"a.md": "# A"})
+	g := NewGated("s3cret")
+	srv := httptest.NewServer(g)
+	defer srv.Close()
+	post := func(body []byte, token string) (int, Summary) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var sum Summary
+		_ = json.NewDecoder(resp.Body).Decode(&sum)
+		return resp.StatusCode, sum
+	}
+	put := awsEvent("ObjectCreated:Put", "a.md")
+	if code, _ := post(put, "wrong"); code != http.StatusUnauthorized {
+		t.Errorf("wrong token before Open: %d", code)
+	}
+	if code, sum := post(fixtureBytes(t, "vgw-test-event.json"), "s3cret"); code != http.StatusOK || !sum.Deferred {
+		t.Errorf("test event before Open: %d %+v", code, sum)
+	}
+	if code, sum := post(put, "s3cret"); code != http.StatusOK || !sum.Deferred || f.ix.Catalog.Len() != 0 {
+		t.Errorf("put before Open: %d %+v, catalog %v", code, sum, indexertest.NotePaths(f.ix.Catalog))
+	}
+	g.Open(f.ix)
+	if code, sum := post(put, "s3cret"); code != http.StatusOK || sum.Deferred || sum.Applied != 1 || f.ix.Catalog.Len() != 1 {
+		t.Errorf("put after Open: %d %+v, catalog %v", code, sum, indexertest.NotePaths(f.ix.Catalog))
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/sheaf-dev/sheaf/indexer"
@@ -32,45 +33,68 @@ const webhookTimeout = 30 * time.Second
 // (400) and, when token is not "", requests without
 // "Authorization: Bearer <token>" (401).
 func Webhook(ix *indexer.Indexer, token string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", http.MethodPost)
-			http.Error(w, "POST an S3 event notification", http.StatusMethodNotAllowed)
+	g := NewGated(token)
+	g.Open(ix)
+	return g
+}
+
+// Gated is a Webhook whose indexer comes later. Until Open, it checks and
+// decodes each notification as Webhook does and answers 200 without
+// applying it (Summary.Deferred): an S3 server that tests its webhook when
+// it starts (versitygw exits when the test fails) can then start before
+// the vault can be read. Whoever calls Open must reconcile after it: the
+// reconcile lists the bucket, which covers every deferred event.
+type Gated struct {
+	token string
+	ix    atomic.Pointer[indexer.Indexer]
+}
+
+// NewGated returns a Gated that defers every event until Open.
+func NewGated(token string) *Gated { return &Gated{token: token} }
+
+// Open makes g apply events to ix from now on.
+func (g *Gated) Open(ix *indexer.Indexer) { g.ix.Store(ix) }
+
+func (g *Gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "POST an S3 event notification", http.StatusMethodNotAllowed)
+		return
+	}
+	if g.token != "" && !bearerOK(r.Header.Get("Authorization"), g.token) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="sheaf-indexer"`)
+		http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxWebhookBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			http.Error(w, fmt.Sprintf("body over %d bytes", MaxWebhookBody), http.StatusRequestEntityTooLarge)
 			return
 		}
-		if token != "" && !bearerOK(r.Header.Get("Authorization"), token) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="sheaf-indexer"`)
-			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
-			return
-		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxWebhookBody))
-		if err != nil {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				http.Error(w, fmt.Sprintf("body over %d bytes", MaxWebhookBody), http.StatusRequestEntityTooLarge)
-				return
-			}
-			http.Error(w, "reading the body: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		hints, kind, err := DecodeEvent(body)
-		if err == nil && kind != KindS3 && kind != KindWebhook && kind != KindEventBridge && kind != KindTestEvent {
-			err = fmt.Errorf("%w: %s events are not taken over the webhook", ErrUnknownEvent, kind)
-		}
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
+		http.Error(w, "reading the body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	hints, kind, err := DecodeEvent(body)
+	if err == nil && kind != KindS3 && kind != KindWebhook && kind != KindEventBridge && kind != KindTestEvent {
+		err = fmt.Errorf("%w: %s events are not taken over the webhook", ErrUnknownEvent, kind)
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	sum := Summary{Kind: kind, Hints: len(hints), Deferred: true}
+	if ix := g.ix.Load(); ix != nil {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), webhookTimeout)
 		defer cancel()
-		sum, err := applyHints(ctx, ix, kind, hints)
-		if err != nil {
+		if sum, err = applyHints(ctx, ix, kind, hints); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(sum)
-	})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(sum)
 }
 
 // bearerOK checks an Authorization header against token in constant time.

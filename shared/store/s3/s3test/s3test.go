@@ -98,12 +98,7 @@ func Binary() (string, error) {
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
 	bin := testbin.Require(t, "versitygw", EnvBinary, install)
-	s := &Server{
-		Region:    "us-east-1",
-		AccessKey: "sheaf-test-access",
-		SecretKey: "sheaf-test-secret",
-		Dir:       t.TempDir(),
-	}
+	s := plan(t)
 	// The free port may be taken again before versitygw binds it: retry.
 	for attempt := 1; ; attempt++ {
 		err := s.start(t, bin, opts)
@@ -113,16 +108,54 @@ func Start(t testing.TB, opts Options) *Server {
 		if attempt == 3 || !strings.Contains(s.Log(), "address already in use") {
 			t.Fatalf("s3test: versitygw did not start: %v\n%s", err, s.Log())
 		}
+		if s.Endpoint, err = freeEndpoint(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
-func (s *Server) start(t testing.TB, bin string, opts Options) error {
+// Plan returns the server Start would run, on a free port, without
+// starting it: its URL and Env can go to a process that must start first.
+// Launch starts it on that port.
+func Plan(t testing.TB) *Server {
+	t.Helper()
+	testbin.Require(t, "versitygw", EnvBinary, install)
+	return plan(t)
+}
+
+// Launch starts a server from Plan and waits until it answers.
+func (s *Server) Launch(t testing.TB, opts Options) {
+	t.Helper()
+	bin := testbin.Require(t, "versitygw", EnvBinary, install)
+	if err := s.start(t, bin, opts); err != nil {
+		t.Fatalf("s3test: versitygw did not start: %v\n%s", err, s.Log())
+	}
+}
+
+func plan(t testing.TB) *Server {
+	endpoint, err := freeEndpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Server{
+		Endpoint:  endpoint,
+		Region:    "us-east-1",
+		AccessKey: "sheaf-test-access",
+		SecretKey: "sheaf-test-secret",
+		Dir:       t.TempDir(),
+	}
+}
+
+func freeEndpoint() (string, error) {
 	port, err := freePort()
 	if err != nil {
-		return err
+		return "", err
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	s.Endpoint = "http://" + addr
+	return "http://127.0.0.1:" + strconv.Itoa(port), nil
+}
+
+func (s *Server) start(t testing.TB, bin string, opts Options) error {
+	addr := strings.TrimPrefix(s.Endpoint, "http://")
 	args := []string{"--port", addr, "--region", s.Region, "--quiet"}
 	if opts.WebhookURL != "" {
 		args = append(args, "--event-webhook-url", opts.WebhookURL)
