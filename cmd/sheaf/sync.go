@@ -15,6 +15,7 @@ import (
 
 	"github.com/sheaf-dev/sheaf/shared/catalogstore"
 	"github.com/sheaf-dev/sheaf/shared/config"
+	localcfg "github.com/sheaf-dev/sheaf/shared/config/local"
 	"github.com/sheaf-dev/sheaf/shared/store/fs"
 	"github.com/sheaf-dev/sheaf/shared/store/s3"
 	"github.com/sheaf-dev/sheaf/shared/vaultsync"
@@ -80,7 +81,14 @@ s3://BUCKET/PREFIX?endpoint=URL&path_style=true reaches S3-compatible servers.`,
 		if err != nil {
 			return err
 		}
-		ls, err := fs.Open(local)
+		// The write lock a `sheaf serve` of this folder takes (in the
+		// user's cache folder, never in the vault), so the two never
+		// write a note at once.
+		layout, err := localcfg.Locate(local, "")
+		if err != nil {
+			return err
+		}
+		ls, err := fs.OpenWith(local, fs.Options{LockFile: layout.VaultLock})
 		if err != nil {
 			return err
 		}

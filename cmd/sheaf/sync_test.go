@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"io"
+	"io/fs"
 	"log"
 	"net"
 	"net/http"
@@ -179,6 +181,14 @@ func TestSyncCloud(t *testing.T) {
 	n = syncSummary(t, out)
 	if n[0] != 1 || n[2] != 1 || n[3] != 1 || n[4] != 1 || !strings.Contains(out, "the cloud index shows all") {
 		t.Fatalf("after changes: sent %d, moved %d, deleted %d, conflicts %d:\n%s", n[0], n[2], n[3], n[4], out)
+	}
+	// Writing the conflict copy took the vault's write lock: where a
+	// server takes it, in the user's cache folder, not in the vault.
+	if _, err := os.Stat(filepath.Join(dir, ".sheaf", ".write.lock")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("sync wrote its lock into the vault: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(stateOf(t, dir), "vault.lock")); err != nil {
+		t.Errorf("sync did not take the server's write lock: %v", err)
 	}
 	m := regexp.MustCompile(`(?m)kept as (.+\.conflict-\S+\.md)$`).FindStringSubmatch(out)
 	if m == nil {
