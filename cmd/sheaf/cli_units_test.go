@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -12,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sheaf-dev/sheaf/shared/config"
+	"github.com/sheaf-dev/sheaf/shared/vaultsync"
 )
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader.
@@ -112,5 +115,28 @@ func TestQuietCommandsExist(t *testing.T) {
 		if _, ok := commandGroups[q]; !ok {
 			t.Errorf("quiet command %s has no flag groups", q)
 		}
+	}
+}
+
+// TestSyncReportCountsKept: files kept back for one reason are named up
+// to keptShown, then counted; failures are always named.
+func TestSyncReportCountsKept(t *testing.T) {
+	rep := &vaultsync.Report{Counts: map[vaultsync.Kind]int{}}
+	for i := range 10 {
+		rep.Actions = append(rep.Actions, vaultsync.Action{Kind: vaultsync.KindKept, Path: fmt.Sprintf("n%d.md", i), Reason: "only in the remote vault"})
+	}
+	rep.Actions = append(rep.Actions,
+		vaultsync.Action{Kind: vaultsync.KindKept, Path: "big.md", Reason: "larger than 5 bytes"},
+		vaultsync.Action{Kind: vaultsync.KindKept, Path: "bad.md", Err: errors.New("unreadable")})
+	var b strings.Builder
+	printSyncReport(&b, rep, vaultsync.Options{}, time.Second)
+	out := b.String()
+	for _, want := range []string{"kept n0.md: only", "kept n2.md: only", "kept 7 more: only in the remote vault", "kept big.md", "failed kept bad.md: unreadable"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "n3.md") || strings.Contains(out, "more: larger") {
+		t.Errorf("more than %d named, or a count of none:\n%s", keptShown, out)
 	}
 }

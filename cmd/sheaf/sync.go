@@ -247,11 +247,33 @@ func printActions(out io.Writer, rep *vaultsync.Report, dry bool) {
 	}
 }
 
-// printSyncReport prints the files kept back and the summary.
+// keptShown is how many files kept back for one reason are named; the
+// rest are counted (a bucket that holds 10,000 notes this folder has not
+// fetched names 3 of them, not 10,000 on every run).
+const keptShown = 3
+
+// printSyncReport prints the files kept back (a few for each reason, and
+// how many more) and the summary.
 func printSyncReport(out io.Writer, rep *vaultsync.Report, o vaultsync.Options, took time.Duration) {
+	more := map[string]int{}
+	var reasons []string
 	for _, a := range rep.Actions {
-		if a.Kind == vaultsync.KindKept {
-			fmt.Fprintln(out, actionLine(a, o.DryRun))
+		if a.Kind != vaultsync.KindKept {
+			continue
+		}
+		if a.Err == nil {
+			if more[a.Reason]++; more[a.Reason] == 1 {
+				reasons = append(reasons, a.Reason)
+			}
+			if more[a.Reason] > keptShown {
+				continue
+			}
+		}
+		fmt.Fprintln(out, actionLine(a, o.DryRun))
+	}
+	for _, r := range reasons {
+		if n := more[r] - keptShown; n > 0 {
+			fmt.Fprintf(out, "kept %d more: %s\n", n, r)
 		}
 	}
 	c := rep.Counts
