@@ -153,6 +153,7 @@ func TestApplyEditsTool(t *testing.T) {
 	if te != nil && (te.Fields["matches"] != 0 || te.Fields["edit"] != 1) {
 		t.Errorf("fields %v", te.Fields)
 	}
+	wantKind(t, "no edits", errOf(s.ApplyEdits(ctx, editsIn{Path: "Projects/Garden/Compost.md"})), KindArgsInvalid)
 	if readFile(t, dir, "Projects/Garden/Compost.md") != before {
 		t.Fatal("a failed apply_edits changed the note")
 	}

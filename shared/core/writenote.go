@@ -508,6 +508,9 @@ func (s *Core) ApplyEdits(ctx context.Context, in editsIn) (*editsOut, error) {
 		return nil, err
 	}
 	defer release()
+	if len(in.Edits) == 0 {
+		return nil, newError(KindArgsInvalid, map[string]any{"argument": "edits"}, "edits is empty: give at least one {find, replace}.")
+	}
 	for i, e := range in.Edits {
 		if e.Find == "" {
 			return nil, newError(KindArgsInvalid, map[string]any{"argument": fmt.Sprintf("edits[%d].find", i)},

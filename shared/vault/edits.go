@@ -31,12 +31,21 @@ func (e *EditError) Unwrap() error { return ErrNotUnique }
 // ApplyEdits applies the edits in order, each to the text the previous one
 // left: every find must occur exactly once (overlapping occurrences count
 // separately), else nothing is applied and the error is an *EditError. An
-// empty find is ErrBadEdit.
+// empty find is ErrBadEdit. In a note whose lines end in CRLF, a replace's
+// line breaks become CRLF too, and a find written with bare line breaks
+// that does not occur as written is looked for with CRLF.
 func ApplyEdits(src []byte, edits []Edit) ([]byte, error) {
 	out := src
+	crlf := lineEnding(src) == "\r\n"
 	for i, e := range edits {
 		if e.Find == "" {
 			return nil, fmt.Errorf("%w: edit %d has an empty find", ErrBadEdit, i)
+		}
+		if crlf {
+			e.Replace = toCRLF(e.Replace)
+			if !bytes.Contains(out, []byte(e.Find)) {
+				e.Find = toCRLF(e.Find)
+			}
 		}
 		find := []byte(e.Find)
 		at := bytes.Index(out, find)
@@ -52,6 +61,14 @@ func ApplyEdits(src []byte, edits []Edit) ([]byte, error) {
 		out = append(next, out[at+len(find):]...)
 	}
 	return out, nil
+}
+
+// toCRLF ends every line of s with CRLF.
+func toCRLF(s string) string {
+	if !strings.Contains(s, "\n") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\n", "\r\n")
 }
 
 // countOverlapping counts the occurrences of find in s, the first at first.

@@ -13,6 +13,13 @@ func TestApplyEdits(t *testing.T) {
 	if err != nil || string(out) != "first beta G\nB again\naaa\n" {
 		t.Errorf("sequential edits: %q, %v", out, err)
 	}
+	// A CRLF note stays CRLF: the replace's line breaks follow it, and a
+	// find written with bare ones is found.
+	crlf := []byte("---\r\ntitle: T\r\n---\r\nLine a1\r\nLine a2\r\n")
+	out, err = ApplyEdits(crlf, []Edit{{"Line a1", "X1\nX2"}, {"X2\nLine a2", "Y"}})
+	if err != nil || string(out) != "---\r\ntitle: T\r\n---\r\nX1\r\nY\r\n" {
+		t.Errorf("CRLF: %q, %v", out, err)
+	}
 	for _, tt := range []struct {
 		edits   []Edit
 		index   int

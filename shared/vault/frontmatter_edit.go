@@ -2,7 +2,9 @@ package vault
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 
@@ -16,6 +18,17 @@ import (
 // prepend add items to a list value (content being one item or a list).
 func patchFrontmatter(src []byte, sp *Spans, key string, op PatchOp, content string) ([]byte, error) {
 	what := fmt.Sprintf("frontmatter key %q", key)
+	if bom := []byte("\uFEFF"); bytes.HasPrefix(src, bom) && sp.BodyStart > len(bom) {
+		// A byte-order mark before the opening line: edit what follows,
+		// keep the mark.
+		inner := *sp
+		inner.BodyStart -= len(bom)
+		out, err := patchFrontmatter(src[len(bom):], &inner, key, op, content)
+		if err != nil {
+			return nil, err
+		}
+		return append(append([]byte{}, bom...), out...), nil
+	}
 	if sp.BodyStart == 0 {
 		return nil, &MatchError{What: what, Hint: "the note has no frontmatter"}
 	}
@@ -88,8 +101,17 @@ func patchFrontmatter(src []byte, sp *Spans, key string, op PatchOp, content str
 		newVal = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: ""}
 	} else {
 		var vd yaml.Node
-		if err := yaml.Unmarshal([]byte(valueSrc), &vd); err != nil {
+		dec := yaml.NewDecoder(strings.NewReader(valueSrc))
+		if err := dec.Decode(&vd); err != nil {
 			return nil, badEdit("content is not a YAML value: %v", err)
+		}
+		var more yaml.Node
+		if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
+			return nil, badEdit("content is more than one YAML value (a line of --- or ... starts another): send one value")
+		}
+		var plain any
+		if err := vd.Decode(&plain); err != nil {
+			return nil, badEdit("content is not a YAML value the frontmatter can hold: %v", err)
 		}
 		if len(vd.Content) == 0 {
 			newVal = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}
@@ -192,6 +214,15 @@ func patchFrontmatter(src []byte, sp *Spans, key string, op PatchOp, content str
 	}
 	if err := sameOtherKeys(y, ny, key, want); err != nil {
 		return nil, err
+	}
+	var before, after any
+	if yaml.Unmarshal(y, &before) == nil {
+		if err := yaml.Unmarshal(ny, &after); err != nil {
+			return nil, badEdit("the content would make the frontmatter unreadable (%v): nothing written", err)
+		}
+		if len(ny) > maxFrontmatter && len(y) <= maxFrontmatter {
+			return nil, badEdit("the frontmatter would grow past %d KiB, which Sheaf does not read: nothing written", maxFrontmatter>>10)
+		}
 	}
 	out := splice(src, yStart, yEnd, string(ny))
 	if fe := frontmatterEnd(out); fe == 0 || !bytes.Equal(out[fe:], src[sp.BodyStart:]) {

@@ -267,6 +267,24 @@ func TestPatchFrontmatter(t *testing.T) {
 			t.Errorf("%q %s %s: %v, want %v", tt.src, tt.key, tt.op, err, tt.want)
 		}
 	}
+	// Content that is more than one YAML value, or that would make the
+	// frontmatter unreadable, is refused: nothing silently dropped.
+	for _, content := range []string{"Real title\n---\nextra: dropped", "x\n...\nignored", "{a: 1, a: 2}"} {
+		for _, op := range []PatchOp{OpReplace, OpAppend} {
+			key := map[PatchOp]string{OpReplace: "title", OpAppend: "aliases"}[op]
+			if out, err := PatchSection([]byte(src), PatchTarget{FrontmatterKey: key}, op, content); !errors.Is(err, ErrBadEdit) {
+				t.Errorf("%s %s %q: %v, want ErrBadEdit\n%s", key, op, content, err, out)
+			}
+		}
+	}
+	// A byte-order mark before the frontmatter is kept, the edit made.
+	if got := mustPatch(t, "\uFEFF"+src, PatchTarget{FrontmatterKey: "status"}, OpReplace, "done"); got != "\uFEFF"+strings.Replace(src, "status: draft", "status: done", 1) {
+		t.Errorf("BOM: %q", got)
+	}
+	crlfBOM := "\uFEFF" + strings.ReplaceAll(src, "\n", "\r\n")
+	if got := mustPatch(t, crlfBOM, PatchTarget{FrontmatterKey: "tags"}, OpAppend, "c"); !strings.HasPrefix(got, "\uFEFF---\r\n") || !strings.Contains(got, "tags: [a, b, c]   # flow\r\n") {
+		t.Errorf("BOM and CRLF: %q", got)
+	}
 	// CRLF notes stay CRLF.
 	crlf := strings.ReplaceAll(src, "\n", "\r\n")
 	got := mustPatch(t, crlf, PatchTarget{FrontmatterKey: "aliases"}, OpAppend, "Three")
