@@ -43,7 +43,7 @@ type readAttachmentOut struct {
 
 // ListAttachments implements list_attachments.
 func (s *Core) ListAttachments(ctx context.Context, in listAttachmentsIn) (*Paged[AttachmentInfo], error) {
-	_, cat, err := s.open(ctx, in.VaultArg)
+	v, cat, err := s.open(ctx, in.VaultArg)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,13 @@ func (s *Core) ListAttachments(ctx context.Context, in listAttachmentsIn) (*Page
 		all = append(all, AttachmentInfo{Path: a.Path, Size: a.Size, MimeType: a.MimeType, Modified: a.Modified.UTC().Format(time.RFC3339)})
 	}
 	items, total := page(all, in.Page)
-	return &Paged[AttachmentInfo]{Items: items, Total: total, Offset: in.Offset, Limit: in.Limit}, nil
+	out := &Paged[AttachmentInfo]{Items: items, Total: total, Offset: in.Offset, Limit: in.Limit}
+	if total == 0 && dir != "" {
+		if out.Hint, err = missingFolder(ctx, v, cat, dir); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // ReadAttachment implements read_attachment.

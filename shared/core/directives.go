@@ -121,6 +121,9 @@ func directiveScope(cat *vault.Catalog, p string, mustExist bool) (func(string) 
 		return func(q string) bool { return q == dir }, nil
 	}
 	prefix := dir + "/"
+	if n, ok := cat.Note(dir + ".md"); ok && !slices.ContainsFunc(cat.Paths(), func(q string) bool { return strings.HasPrefix(q, prefix) }) {
+		return func(q string) bool { return q == n.Path }, nil // a note named without .md, as other tools take it
+	}
 	return func(q string) bool { return strings.HasPrefix(q, prefix) }, nil
 }
 

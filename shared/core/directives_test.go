@@ -32,7 +32,7 @@ func TestPendingDirectives(t *testing.T) {
 			t.Errorf("directive %d: %+v, want %+v", i, all.Items[i], want[i])
 		}
 	}
-	for path, n := range map[string]int{"Inbox": 2, "Inbox/": 2, "Inbox/b.md": 1, "inbox/B.md": 1, "Projects/p.md": 1, "Nowhere": 0, "Inbo": 0} {
+	for path, n := range map[string]int{"Inbox": 2, "Inbox/": 2, "Inbox/b.md": 1, "inbox/B.md": 1, "Projects/p.md": 1, "Projects/p": 1, "Nowhere": 0, "Inbo": 0} {
 		got, err := f.s.PendingDirectives(ctx, pendingDirectivesIn{Path: path, Page: Page{Limit: 50}})
 		if err != nil || got.Total != n {
 			t.Errorf("path %q: %+v %v, want %d", path, got, err, n)

@@ -91,7 +91,13 @@ func (s *Core) ListNotes(ctx context.Context, in listNotesIn) (*Paged[NoteSummar
 		}
 	}
 	notes, total := page(cat.List(f), in.Page)
-	return &Paged[NoteSummary]{Items: s.summaries(notes, in.metadata()), Total: total, Offset: in.Offset, Limit: in.Limit}, nil
+	out := &Paged[NoteSummary]{Items: s.summaries(notes, in.metadata()), Total: total, Offset: in.Offset, Limit: in.Limit}
+	if total == 0 && folder != "." {
+		if out.Hint, err = missingFolder(ctx, v, cat, folder); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // parseSince accepts an ISO 8601 date or date-time.

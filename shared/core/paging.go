@@ -22,8 +22,9 @@ func Paginate[T any](items []T, p Page) ([]T, int) { return page(items, p) }
 // Paged is the shape of every paginated list.
 type Paged[T any] struct {
 	Coverage
-	Items  []T `json:"items"`
-	Total  int `json:"total"`
-	Offset int `json:"offset"`
-	Limit  int `json:"limit"`
+	Items  []T    `json:"items"`
+	Total  int    `json:"total"`
+	Offset int    `json:"offset"`
+	Limit  int    `json:"limit"`
+	Hint   string `json:"hint,omitempty" jsonschema:"why the list is empty when the request may be mistaken (no such folder, a note named as a folder), and what to send instead"`
 }

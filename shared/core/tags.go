@@ -55,6 +55,9 @@ func (s *Core) NotesByTag(ctx context.Context, in notesByTagIn) (*Paged[NoteSumm
 	if err != nil {
 		return nil, err
 	}
+	if strings.Trim(in.Tag, "# \t") == "" {
+		return nil, newError(KindArgsInvalid, map[string]any{"argument": "tag"}, "tag %q names no tag: send one such as \"project\" or \"project/web\".", in.Tag)
+	}
 	notes, total := page(cat.NotesByTag(in.Tag), in.Page)
 	return &Paged[NoteSummary]{Items: s.summaries(notes, in.metadata()), Total: total, Offset: in.Offset, Limit: in.Limit}, nil
 }

@@ -549,3 +549,44 @@ func TestPagedReadJudgesTheFile(t *testing.T) {
 		t.Errorf("a page of 40 bytes: %v", err)
 	}
 }
+
+// TestEmptyListsSayWhy: a list of a folder that is not there says so in
+// hint (the spec's list_notes answers a valid call with no error), naming
+// the folder meant when only the case differs, or the note or attachment
+// named instead of a folder; a folder that leads out of the vault is
+// path-invalid.
+func TestEmptyListsSayWhy(t *testing.T) {
+	s, _, dir := writeServer(t)
+	ctx := context.Background()
+	for path, want := range map[string]string{
+		"projects":    `did you mean "Projects"?`,
+		"Nowhere":     `No folder "Nowhere"`,
+		"Short.md":    `"Short.md" is a note`,
+		"Short":       `"Short" is a note (Short.md)`,
+		"Projects/Ga": `No folder "Projects/Ga"`,
+	} {
+		got, err := s.ListNotes(ctx, listNotesIn{Path: path, Page: Page{Limit: 5}})
+		if err != nil || got.Total != 0 || !strings.Contains(got.Hint, want) {
+			t.Errorf("list_notes %q: %+v %v, want a hint with %q", path, got, err, want)
+		}
+	}
+	if got, err := s.ListNotes(ctx, listNotesIn{Path: "Projects", Page: Page{Limit: 5}}); err != nil || got.Total == 0 || got.Hint != "" {
+		t.Errorf("list_notes Projects: %+v %v", got, err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "Empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.ListNotes(ctx, listNotesIn{Path: "Empty", Page: Page{Limit: 5}}); err != nil || got.Total != 0 || got.Hint != "" {
+		t.Errorf("an empty folder is no mistake: %+v %v", got, err)
+	}
+	out := t.TempDir()
+	if err := os.Symlink(out, filepath.Join(dir, "outlink")); err != nil {
+		t.Fatal(err)
+	}
+	wantKind(t, "folder out of the vault", errOf(s.ListNotes(ctx, listNotesIn{Path: "outlink", Page: Page{Limit: 5}})), KindPathInvalid)
+	atts, err := s.ListAttachments(ctx, listAttachmentsIn{Path: "Nowhere", Page: Page{Limit: 5}})
+	if err != nil || !strings.Contains(atts.Hint, `No folder "Nowhere"`) {
+		t.Errorf("list_attachments Nowhere: %+v %v", atts, err)
+	}
+	wantKind(t, "tag #", errOf(s.NotesByTag(ctx, notesByTagIn{Tag: "#", Page: Page{Limit: 5}})), KindArgsInvalid)
+}
