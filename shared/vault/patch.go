@@ -301,9 +301,9 @@ func findHeading(sp *Spans, path []string) (int, error) {
 		}
 		return -1, e
 	default:
-		e := &MatchError{What: what, Matches: len(found), Hint: "add the title of a heading above it to the path"}
+		e := &MatchError{What: what, Matches: len(found), Hint: "add the title of a heading above it to the path, or send one candidate's #id as the path"}
 		for _, c := range found {
-			e.Candidates = append(e.Candidates, strings.Join(c.chain, " > "))
+			e.Candidates = append(e.Candidates, strings.Join(c.chain, " > ")+" (#"+sp.Headings[c.i].ID+")")
 		}
 		return -1, e
 	}

@@ -68,7 +68,7 @@ func TestPatchHeadingTargets(t *testing.T) {
 	_, err = PatchSection(src, heading("Risks"), OpReplace, "x")
 	var me *MatchError
 	if !errors.Is(err, ErrNotUnique) || !errors.As(err, &me) || me.Matches != 2 ||
-		strings.Join(me.Candidates, "|") != "Plan 🌱 > Risks|Notes > Risks" {
+		strings.Join(me.Candidates, "|") != "Plan 🌱 > Risks (#risks)|Notes > Risks (#risks-1)" {
 		t.Errorf("Risks: %v (%+v), want two candidates", err, me)
 	}
 	for _, tt := range []struct {
@@ -346,5 +346,28 @@ func TestPatchRoundTripGenerated(t *testing.T) {
 	t.Logf("%d notes, %d sections patched", notes, total)
 	if notes != n || total < 2*n {
 		t.Errorf("%d notes, %d sections: too few", notes, total)
+	}
+}
+
+// TestPatchHeadingOfNoLetters: headings whose titles keep no character of
+// an anchor (emoji, punctuation) get ids all the same, and each can be
+// patched by it; the candidates of an ambiguous title name those ids.
+func TestPatchHeadingOfNoLetters(t *testing.T) {
+	src := "# Top\n## 🎉\nfirst\n## 🎉\nsecond\n## !!!\nthird\n"
+	_, sp := ParseSpans("n.md", []byte(src))
+	var ids []string
+	for _, h := range sp.Headings {
+		ids = append(ids, h.ID)
+	}
+	if strings.Join(ids, " ") != "top heading heading-1 heading-2" {
+		t.Fatalf("ids %q", ids)
+	}
+	_, err := PatchSection([]byte(src), heading("🎉"), OpReplace, "x")
+	var me *MatchError
+	if !errors.As(err, &me) || strings.Join(me.Candidates, "|") != "Top > 🎉 (#heading)|Top > 🎉 (#heading-1)" {
+		t.Fatalf("🎉: %v", err)
+	}
+	if got := mustPatch(t, src, heading("#heading"), OpReplace, "one"); got != "# Top\n## 🎉\none\n## 🎉\nsecond\n## !!!\nthird\n" {
+		t.Errorf("#heading: %q", got)
 	}
 }
