@@ -15,24 +15,25 @@ import (
 
 // Lint rule names.
 const (
-	RuleAmbiguousLink      = "ambiguous-link"       // a link several notes match
-	RuleDeprecatedTag      = "deprecated-tag"       // schema: a tag listed under lint.tags.deprecated
-	RuleLintConfig         = "lint-config"          // schema: index.md's lint block is malformed
-	RuleMissingRequiredTag = "missing-required-tag" // schema: none of lint.tags.required
-	RuleNoInbound          = "no-inbound"           // links out, nothing links in (hubs exempt)
-	RuleOrphanNote         = "orphan-note"          // no links in or out
-	RuleOrphanTag          = "orphan-tag"           // a tag only one note carries
-	RuleTagTypo            = "tag-typo"             // a one-note tag close to a popular one
-	RuleUnknownTag         = "unknown-tag"          // schema: not in lint.tags.allowed
-	RuleUnresolvedLink     = "unresolved-link"      // a link that points at nothing
-	RuleUntaggedNote       = "untagged-note"        // a note without tags
+	RuleAmbiguousLink      = "ambiguous-link"         // a link several notes match
+	RuleDeprecatedTag      = "deprecated-tag"         // schema: a tag listed under lint.tags.deprecated
+	RuleFrontmatter        = "unreadable-frontmatter" // YAML Sheaf cannot read: its tags, aliases and title are not used
+	RuleLintConfig         = "lint-config"            // schema: index.md's lint block is malformed
+	RuleMissingRequiredTag = "missing-required-tag"   // schema: none of lint.tags.required
+	RuleNoInbound          = "no-inbound"             // links out, nothing links in (hubs exempt)
+	RuleOrphanNote         = "orphan-note"            // no links in or out
+	RuleOrphanTag          = "orphan-tag"             // a tag only one note carries
+	RuleTagTypo            = "tag-typo"               // a one-note tag close to a popular one
+	RuleUnknownTag         = "unknown-tag"            // schema: not in lint.tags.allowed
+	RuleUnresolvedLink     = "unresolved-link"        // a link that points at nothing
+	RuleUntaggedNote       = "untagged-note"          // a note without tags
 )
 
 // LintRules lists every rule Lint knows, sorted.
 var LintRules = []string{
 	RuleAmbiguousLink, RuleDeprecatedTag, RuleLintConfig, RuleMissingRequiredTag,
 	RuleNoInbound, RuleOrphanNote, RuleOrphanTag, RuleTagTypo, RuleUnknownTag,
-	RuleUnresolvedLink, RuleUntaggedNote,
+	RuleFrontmatter, RuleUnresolvedLink, RuleUntaggedNote,
 }
 
 // Finding severities.
@@ -45,6 +46,7 @@ const (
 var severityOf = map[string]string{
 	RuleAmbiguousLink:      SeverityWarning,
 	RuleDeprecatedTag:      SeverityWarning,
+	RuleFrontmatter:        SeverityWarning,
 	RuleLintConfig:         SeverityError,
 	RuleMissingRequiredTag: SeverityWarning,
 	RuleNoInbound:          SeverityInfo,
@@ -88,6 +90,7 @@ func Lint(c *Catalog, rules ...string) []Finding {
 			l.notes = append(l.notes, n)
 		}
 	}
+	l.frontmatter()
 	l.links()
 	l.graph()
 	l.tags()
@@ -352,6 +355,22 @@ func (l *linter) buildOwners() {
 	}
 }
 
+// frontmatter runs unreadable-frontmatter: a note whose YAML block could
+// not be read (invalid, repeated keys, too large) is indexed with the
+// block as text, so the tags, aliases and title it declares count for
+// nothing.
+func (l *linter) frontmatter() {
+	if !l.want[RuleFrontmatter] {
+		return
+	}
+	for _, n := range l.notes {
+		if n.FrontmatterError != "" {
+			l.add(RuleFrontmatter, n.Path, 1, "the frontmatter cannot be read ("+n.FrontmatterError+"): its tags, aliases and title are not used",
+				"fix the YAML between the --- lines (read_note shows it; apply_edits edits it)")
+		}
+	}
+}
+
 // tags runs tag-typo, orphan-tag and untagged-note.
 func (l *linter) tags() {
 	if !l.want[RuleTagTypo] && !l.want[RuleOrphanTag] && !l.want[RuleUntaggedNote] {
@@ -406,7 +425,7 @@ func (l *linter) tags() {
 	}
 	if l.want[RuleUntaggedNote] {
 		for _, n := range l.notes {
-			if len(explicitTags(n)) == 0 {
+			if len(explicitTags(n)) == 0 && n.FrontmatterError == "" { // unreadable-frontmatter says why
 				l.add(RuleUntaggedNote, n.Path, 0, "the note has no tags", l.tagAdvice(n))
 			}
 		}

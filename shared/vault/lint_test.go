@@ -392,3 +392,21 @@ func BenchmarkLint(b *testing.B) {
 		Lint(c)
 	}
 }
+
+// TestLintUnreadableFrontmatter: a note whose frontmatter cannot be read
+// is reported as such, not as a note without tags.
+func TestLintUnreadableFrontmatter(t *testing.T) {
+	bad := Parse("dup.md", []byte("---\ntags: [a]\ntags: [b]\n---\nbody\n")).Note
+	if bad.FrontmatterError == "" {
+		t.Fatal("repeated keys parsed")
+	}
+	c := lintCatalog(bad, Note{Path: "plain.md"})
+	fs := Lint(c, RuleFrontmatter, RuleUntaggedNote)
+	checkWellFormed(t, fs)
+	if got := findingPaths(byRule(fs, RuleFrontmatter)); !slices.Equal(got, []string{"dup.md"}) {
+		t.Errorf("unreadable-frontmatter: %v", got)
+	}
+	if got := findingPaths(byRule(fs, RuleUntaggedNote)); !slices.Equal(got, []string{"plain.md"}) {
+		t.Errorf("untagged-note: %v", got)
+	}
+}
