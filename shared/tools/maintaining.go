@@ -6,7 +6,7 @@ func maintenanceTools(c *core.Core) []Tool {
 	lint := define(Spec{
 		Name:        "lint",
 		Title:       "Lint the vault",
-		Description: "Deterministic, offline vault hygiene: unresolved-link, ambiguous-link, orphan-note (no links in or out), no-inbound (links out, nothing links in; index, AGENTS.md and log.md exempt), tag-typo, orphan-tag, untagged-note, and when index.md's frontmatter declares `lint: {tags: {allowed, required, deprecated}}` also unknown-tag, missing-required-tag, deprecated-tag (lint-config reports a malformed block). Returns paginated {rule, severity, path, line, message, suggestion} findings sorted by rule, path, line, plus counts per rule.",
+		Description: "Deterministic, offline vault hygiene: unresolved-link, ambiguous-link, orphan-note (no links in or out), no-inbound (links out, nothing links in; index, AGENTS.md and log.md exempt), tag-typo, orphan-tag, untagged-note, unreadable-frontmatter (YAML that cannot be read: its tags, aliases and title are ignored), and when index.md's frontmatter declares `lint: {tags: {allowed, required, deprecated}}` also unknown-tag, missing-required-tag, deprecated-tag (lint-config reports a malformed block). Returns paginated {rule, severity, path, line, message, suggestion} findings sorted by rule, path, line, plus counts per rule.",
 		Hints:       readOnly,
 		Access:      reads(),
 	}, c.Lint)
