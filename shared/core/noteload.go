@@ -169,11 +169,24 @@ func catalogNote(cat *vault.Catalog, raw string) (vault.Note, error) {
 			return vault.Note{}, newError(KindNotMarkdown, map[string]any{"argument": "path"},
 				"%s is a file, not a Markdown note: this tool works on notes (read_attachment reads files).", path)
 		}
+		if why := cat.Problem(path + ".md"); why != "" {
+			return vault.Note{}, unindexedNote(path+".md", why)
+		}
 		return vault.Note{}, noNote("path", raw)
 	}
 	n, ok := cat.Note(path)
 	if !ok {
+		if why := cat.Problem(path); why != "" {
+			return vault.Note{}, unindexedNote(path, why)
+		}
 		return vault.Note{}, noNote("path", raw)
 	}
 	return n, nil
+}
+
+// unindexedNote is the error of a tool that reads the catalog, for a note
+// that exists but is not in it (too large, binary, unreadable: why).
+func unindexedNote(path, why string) *Error {
+	return newError(KindUnsupported, map[string]any{"argument": "path"},
+		"%s is in the vault but not indexed (%s), so this tool knows nothing of it: read_note reads it.", path, why)
 }

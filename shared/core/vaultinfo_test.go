@@ -190,3 +190,16 @@ func TestVaultInfoFromTheSummary(t *testing.T) {
 		}
 	}
 }
+
+// A tool that reads the catalog says a note is there but not indexed,
+// rather than that it does not exist.
+func TestCatalogToolsOnUnindexedNote(t *testing.T) {
+	cat := vault.NewCatalog()
+	cat.Upsert(vault.Note{Path: "a.md"})
+	cat.SetProblem("huge.md", "larger than 16777216 bytes, not indexed")
+	s := infoServer(t, cat, nil)
+	for _, p := range []string{"huge.md", "huge"} {
+		wantKind(t, "outgoing links of "+p, errOf(s.ListOutgoingLinks(context.Background(), notePathIn{Path: p, Page: Page{Limit: 5}})), KindUnsupported)
+	}
+	wantKind(t, "a note that is not there", errOf(s.ListOutgoingLinks(context.Background(), notePathIn{Path: "gone.md", Page: Page{Limit: 5}})), KindNoteNotFound)
+}
