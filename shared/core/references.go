@@ -121,6 +121,11 @@ func referenceTarget(cat *vault.Catalog, raw string) (string, error) {
 	if a, ok := cat.Attachment(p); ok {
 		return a.Path, nil
 	}
+	for _, q := range []string{p, p + ".md"} {
+		if vault.IsNotePath(q) && cat.Problem(q) != "" {
+			return q, nil // in the vault, not indexed: other notes may still refer to it
+		}
+	}
 	return "", noNote("path", raw)
 }
 
