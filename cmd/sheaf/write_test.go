@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sheaf-dev/sheaf/shared/tools/toolstest"
 )
 
 // run runs sheaf with args (stdin from input), returning stdout and the
@@ -238,4 +240,21 @@ func TestConcurrentWriterProcessesS3(t *testing.T) {
 	concurrentWriters(t, sessions, "Counter.md")
 	data := v.s3.Get(t, "vault", "notes/Counter.md")
 	checkLines(t, string(data), 8, writersEach())
+}
+
+// TestServeRefusesCaseTwin: `sheaf serve` holds the catalog in memory, so
+// write_note refuses a note whose path differs from another's only in case
+// (the core test covers the rule; this one that the server's catalog is
+// the resident one it needs).
+func TestServeRefusesCaseTwin(t *testing.T) {
+	vault := t.TempDir()
+	if err := os.WriteFile(filepath.Join(vault, "Alpha.md"), []byte("# Alpha\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := toolstest.NewClient(t, stdioSession(t, vault, "--no-watch"))
+	c.WaitIndexed()
+	c.MustFail("note-exists", "write_note", map[string]any{"path": "alpha.md", "content": "# twin\n"})
+	if entries, _ := os.ReadDir(vault); len(entries) != 1 {
+		t.Errorf("the vault holds %d entries, want Alpha.md alone", len(entries))
+	}
 }

@@ -399,6 +399,16 @@ func (l loadingCatalog) Catalog(ctx context.Context) (*vault.Catalog, error) {
 	return l.o.Indexer.Catalog, nil
 }
 
+// Resident implements core.Resident: the indexer's catalog once loaded.
+func (l loadingCatalog) Resident() *vault.Catalog {
+	select {
+	case <-l.o.loaded:
+		return l.o.Indexer.Catalog
+	default:
+		return nil
+	}
+}
+
 // loadingReindexer is the indexer's Reindex, once the catalog is loaded.
 type loadingReindexer struct{ o *Opened }
 

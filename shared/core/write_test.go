@@ -590,3 +590,38 @@ func TestEmptyListsSayWhy(t *testing.T) {
 	}
 	wantKind(t, "tag #", errOf(s.NotesByTag(ctx, notesByTagIn{Tag: "#", Page: Page{Limit: 5}})), KindArgsInvalid)
 }
+
+// TestBigNoteParsesWait: a note of a MiB or more is read and parsed only
+// when the process-wide parse budget has room; a call cancelled while it
+// waits ends with its context's error, and the next one goes through.
+func TestBigNoteParsesWait(t *testing.T) {
+	s, v, dir := writeServer(t)
+	big := "# Big\n\n" + strings.Repeat("A line of text about [[Short]] and more.\n", 30000)
+	if err := os.WriteFile(filepath.Join(dir, "Big.md"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Reindex.Reindex(context.Background(), "Big.md"); err != nil {
+		t.Fatal(err)
+	}
+	if err := parseGate.Acquire(context.Background(), parseBudget); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := s.ReadOutline(ctx, readOutlineIn{Path: "Big.md"})
+	parseGate.Release(parseBudget)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("read_outline with the budget taken: %v, want it to wait", err)
+	}
+	if out, err := s.ReadOutline(context.Background(), readOutlineIn{Path: "Big.md"}); err != nil || len(out.Headings) != 1 {
+		t.Fatalf("read_outline: %+v %v", out, err)
+	}
+	// Small notes never wait.
+	if err := parseGate.Acquire(context.Background(), parseBudget); err != nil {
+		t.Fatal(err)
+	}
+	defer parseGate.Release(parseBudget)
+	if _, err := s.ReadOutline(context.Background(), readOutlineIn{Path: "Short.md"}); err != nil {
+		t.Fatal(err)
+	}
+}
