@@ -72,7 +72,7 @@ function beside it.`,
 		}
 		if cfg.HTTP == "" {
 			time.AfterFunc(beginAfter, o.Begin)
-			return mcphttp.ServeStdioWhenReady(ctx, srv, os.Stdin, &afterFirstWrite{w: os.Stdout, fn: o.Begin}, declared)
+			return mcphttp.ServeStdioLimited(ctx, srv, os.Stdin, &afterFirstWrite{w: os.Stdout, fn: o.Begin}, declared, requestLimit(cfg))
 		}
 		<-declared
 		o.Begin()

@@ -44,7 +44,7 @@ type Config struct {
 	IngestAllow        []string      // address ranges ingest_url may fetch from besides public ones
 	NoAudit            bool          // record no reads (no read audit, no retrieval_count)
 	MaxResponseBytes   int           // response budget of one tool result, both copies counted
-	MaxRequestBytes    int64         // largest HTTP request body; 0: what a write of the largest note needs
+	MaxRequestBytes    int64         // largest HTTP request body or stdio message; 0: what a write of the largest note needs
 	IndexWait          time.Duration // how long a call waits for a running index pass
 	NoWatch            bool          // do not follow file changes
 	LogLevel           string        // debug, info, warn, error
@@ -118,7 +118,7 @@ func Flags(c *Config, fs *pflag.FlagSet) {
 	fs.BoolVar(&c.NoAudit, "no-audit", false, "keep no read audit: record no document the read tools return (who, agent_id, tool, path, time, under the state folder's audit/ or the bucket's .sheaf/audit/) and answer no retrieval_count")
 	fs.StringVar(&c.CursorKey, "cursor-key", "", "key that signs search_and_read cursors, at least 16 bytes (default: a key created once in the state folder, or under a cloud vault's .sheaf/ prefix)")
 	fs.IntVar(&c.MaxResponseBytes, "max-response-bytes", 1<<20, "largest tool result in serialized bytes (structuredContent and its text copy together); longer answers page (read_note, read_attachment) or are cut with partial/clipped and next_offset; at most 8 MiB (the TypeScript SDK client buffers at most 10 MiB)")
-	fs.Int64Var(&c.MaxRequestBytes, "max-request-bytes", 0, "largest HTTP request body; bigger ones are answered 413 before they are read (0: 2 x --max-note-bytes + 1 MiB, what a write of the largest note needs)")
+	fs.Int64Var(&c.MaxRequestBytes, "max-request-bytes", 0, "largest request: an HTTP body (bigger ones are answered 413 before they are read) or a stdio message (bigger ones are read through unkept and answered invalid request) (0: 2 x --max-note-bytes + 1 MiB, what a write of the largest note needs)")
 	fs.DurationVar(&c.IndexWait, "index-wait", 5*time.Second, "how long a tool call arriving during an index pass waits for it before answering from what is indexed so far (marked partial); 0: do not wait")
 	fs.BoolVar(&c.NoWatch, "no-watch", false, "do not follow changes to the vault folder")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -253,12 +254,35 @@ func initializes(line []byte) bool {
 // forwarded to the returned reader (mcp-go's stdio server reads it).
 // Until ready is closed (nil: at once) only initialize goes through;
 // any other message waits for it.
-func precheckLines(in io.Reader, out io.Writer, srv *server.MCPServer, ready <-chan struct{}) io.Reader {
+// tooLongResponse is the JSON-RPC error answering a message over the
+// limit: invalid request, with the request's id when it was found.
+func tooLongResponse(e *errLineTooLong, maxLine int64) []byte {
+	id := e.id
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{
+		"code": -32600,
+		"message": fmt.Sprintf("The request of %d bytes is larger than the %d bytes this server takes in one message (--max-request-bytes); nothing was done. Send a note this big in parts (write_note, then append).",
+			e.n, maxLine),
+	}})
+	return b
+}
+
+func precheckLines(in io.Reader, out io.Writer, srv *server.MCPServer, ready <-chan struct{}, maxLine int64) io.Reader {
 	pr, pw := io.Pipe()
 	go func() {
 		r := bufio.NewReaderSize(in, 64*1024)
 		for {
-			line, err := r.ReadBytes('\n')
+			line, err := readLine(r, maxLine)
+			var tooLong *errLineTooLong
+			if errors.As(err, &tooLong) {
+				if _, werr := out.Write(append(tooLongResponse(tooLong, maxLine), '\n')); werr != nil {
+					pw.CloseWithError(werr)
+					return
+				}
+				continue
+			}
 			if ready != nil && !initializes(line) {
 				<-ready // the tools are declared
 				ready = nil

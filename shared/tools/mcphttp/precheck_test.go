@@ -211,3 +211,38 @@ func BenchmarkPrecheckReader(b *testing.B) {
 		}
 	})
 }
+
+// TestStdioMessageLimit: a message over the limit is read through without
+// being kept and answered with invalid request, with its id wherever the
+// id is (the TypeScript SDK writes it last), and the session goes on.
+func TestStdioMessageLimit(t *testing.T) {
+	_, srv := newBlocker()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	go func() { _ = ServeStdioLimited(t.Context(), srv, inR, outW, nil, 4096) }()
+	sc := bufio.NewScanner(outR)
+	next := func() string {
+		t.Helper()
+		if !sc.Scan() {
+			t.Fatal("stdio closed")
+		}
+		return sc.Text()
+	}
+	big := strings.Repeat(`x\"y`, 100000) // 400 KB of escaped text: quotes inside strings must not end the scan
+	for _, c := range []struct{ msg, id string }{
+		{`{"method":"tools/call","params":{"name":"write_note","arguments":{"content":"` + big + `","id":"inner"}},"jsonrpc":"2.0","id":42}`, `"id":42`},
+		{`{"jsonrpc":"2.0","id":"req-7","method":"tools/call","params":{"arguments":{"content":"` + big + `"}}}`, `"id":"req-7"`},
+		{`{"jsonrpc":"2.0","method":"tools/call","params":{"content":"` + big + `"}}`, `"id":null`},
+	} {
+		go io.WriteString(inW, c.msg+"\n")
+		l := next()
+		if !strings.Contains(l, c.id) || !strings.Contains(l, `"code":-32600`) || !strings.Contains(l, "larger than the 4096 bytes") {
+			t.Errorf("oversized message: %s, want invalid request with %s", l, c.id)
+		}
+	}
+	go io.WriteString(inW, `{"jsonrpc":"2.0","id":99,"method":"ping"}`+"\n")
+	if l := next(); !strings.Contains(l, `"id":99`) || strings.Contains(l, "error") {
+		t.Errorf("after the oversized messages: %s", l)
+	}
+	inW.Close()
+}

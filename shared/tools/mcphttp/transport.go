@@ -36,10 +36,21 @@ func ServeStdio(ctx context.Context, srv *server.MCPServer, in io.Reader, out io
 // tools (tools.Server.MCPServerFirst): initialize is answered at once,
 // and every other message waits until ready is closed (nil: ready).
 func ServeStdioWhenReady(ctx context.Context, srv *server.MCPServer, in io.Reader, out io.Writer, ready <-chan struct{}) error {
+	return ServeStdioLimited(ctx, srv, in, out, ready, DefaultMaxRequestBytes)
+}
+
+// ServeStdioLimited is ServeStdioWhenReady with a limit on one message, as
+// HTTPOptions.MaxRequestBytes limits a request body: a longer message is
+// read through without being kept and answered with an invalid-request
+// error (with its id when one is found), and the session goes on.
+func ServeStdioLimited(ctx context.Context, srv *server.MCPServer, in io.Reader, out io.Writer, ready <-chan struct{}, maxLine int64) error {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxRequestBytes
+	}
 	s := server.NewStdioServer(srv)
 	s.SetErrorLogger(slog.NewLogLogger(slog.Default().Handler(), slog.LevelError)) // the process's one logger
 	lw := &lineLifter{w: out}
-	return s.Listen(ctx, precheckLines(in, lw, srv, ready), lw)
+	return s.Listen(ctx, precheckLines(in, lw, srv, ready, maxLine), lw)
 }
 
 // HTTPOptions configure the streamable HTTP endpoint.
