@@ -499,3 +499,24 @@ type fetchState struct {
 	fetchOnce sync.Once
 	fetch     *ingest.Fetcher
 }
+
+// Resident is implemented by Catalogs that may hold the whole vault's
+// catalog in memory: Resident returns it without waiting, or nil.
+type Resident interface {
+	Resident() *vault.Catalog
+}
+
+// Resident implements Resident.
+func (l LiveCatalog) Resident() *vault.Catalog { return l.C }
+
+// residentCatalog is the whole vault's catalog when it is held in memory,
+// nil otherwise.
+func residentCatalog(c Catalogs) *vault.Catalog {
+	switch c := c.(type) {
+	case scopedCatalogs:
+		return residentCatalog(c.inner)
+	case Resident:
+		return c.Resident()
+	}
+	return nil
+}

@@ -154,27 +154,6 @@ func (v *Vault) caseTwin(arg, path, self string) error {
 		"%s differs from the note %s only in case: links, which ignore case, could not tell them apart (and on macOS or Windows they are one file). Nothing was written: write to %s, or choose another name.", path, n.Path, n.Path)
 }
 
-// Resident is implemented by Catalogs that may hold the whole vault's
-// catalog in memory: Resident returns it without waiting, or nil.
-type Resident interface {
-	Resident() *vault.Catalog
-}
-
-// Resident implements Resident.
-func (l LiveCatalog) Resident() *vault.Catalog { return l.C }
-
-// residentCatalog is the whole vault's catalog when it is held in memory,
-// nil otherwise.
-func residentCatalog(c Catalogs) *vault.Catalog {
-	switch c := c.(type) {
-	case scopedCatalogs:
-		return residentCatalog(c.inner)
-	case Resident:
-		return c.Resident()
-	}
-	return nil
-}
-
 // createObj creates the note c describes (its Path, Data and Op), failing
 // with note-exists if one is there, and records the version.
 func (v *Vault) createObj(ctx context.Context, arg string, c history.Change) (store.Object, error) {
