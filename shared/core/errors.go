@@ -212,7 +212,15 @@ var (
 	// FolderNotAllowed is the error for a path outside the caller's
 	// folders.
 	FolderNotAllowed = folderNotAllowed
+	// HiddenPath is path-invalid for a path in a folder whose name starts
+	// with a dot (Sheaf's and Obsidian's own files).
+	HiddenPath = hiddenPath
 )
+
+func hiddenPath(arg, path string) *Error {
+	return newError(KindPathInvalid, map[string]any{"argument": arg, "reason": "hidden"},
+		"The %s %q is inside a folder whose name starts with a dot (Obsidian's and Sheaf's own files), which is not part of the vault: write notes elsewhere.", arg, clipQuote(path))
+}
 
 // errChanged is a file that changed while it was being read.
 var errChanged = errors.New("the note changed while it was being read")

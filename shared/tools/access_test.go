@@ -227,8 +227,9 @@ func TestGuard(t *testing.T) {
 		{scopedW, "reindex_embeddings", nil, "forbidden"},
 		{scopedW, "test_write", map[string]any{"path": "Secret/x.md", "content": "x"}, "folder-not-allowed"},
 		{scopedW, "test_write", map[string]any{"path": "Public/../Secret/x.md", "content": "x"}, "path-invalid"},
-		{writer, "test_write", map[string]any{"path": ".sheaf/keys.json", "content": "{}"}, "folder-not-allowed"},
-		{writer, "test_write", map[string]any{"path": "Public/.obsidian/app.json", "content": "{}"}, "folder-not-allowed"},
+		{writer, "test_write", map[string]any{"path": ".sheaf/keys.json", "content": "{}"}, "path-invalid"}, // no folder limits: what is wrong is the path
+		{writer, "test_write", map[string]any{"path": "Public/.obsidian/app.json", "content": "{}"}, "path-invalid"},
+		{scopedW, "test_write", map[string]any{"path": "Public/.obsidian/app.json", "content": "{}"}, "folder-not-allowed"},
 		{scopedW, "read_note", map[string]any{"path": "Secret/d.md"}, "folder-not-allowed"},
 		{scopedW, "read_note", map[string]any{"path": "Secret/d"}, "folder-not-allowed"},
 		{scopedW, "read_attachment", map[string]any{"path": "Secret/pic.png"}, "folder-not-allowed"},

@@ -176,7 +176,7 @@ func TestSemanticToolsHostileArgs(t *testing.T) {
 		{"semantic_search", map[string]any{"query": "\xff\xfe"}, ""},
 		{"related_notes", map[string]any{"path": "Missing.md"}, "note-not-found"},
 		{"related_notes", map[string]any{"path": "img.png"}, "not-markdown"},
-		{"related_notes", map[string]any{"path": "Binary.md"}, "note-not-found"},
+		{"related_notes", map[string]any{"path": "Binary.md"}, "unsupported"}, // in the vault, not indexed
 		{"related_notes", map[string]any{"path": "Empty.md"}, ""},
 		{"related_notes", map[string]any{"path": "../etc/passwd"}, "path-invalid"},
 		{"search", map[string]any{"query": " \u3000 ", "mode": "hybrid"}, "args-invalid"},

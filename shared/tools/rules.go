@@ -93,6 +93,9 @@ func gatePath(id auth.Identity, p pathArg, raw string, writes bool) *Error {
 		return toError(err)
 	}
 	if auth.Denied(path) && (writes || id.Scoped()) {
+		if !id.Scoped() {
+			return core.HiddenPath(p.name, path) // no credential limits this caller: say what is wrong
+		}
 		return core.FolderNotAllowed(path)
 	}
 	if !id.Scoped() {

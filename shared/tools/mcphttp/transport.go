@@ -108,6 +108,10 @@ func HTTPHandler(srv *server.MCPServer, o HTTPOptions) http.Handler {
 		server.WithStateLess(true),
 		server.WithEndpointPath(o.Path),
 		server.WithDisableStreaming(true),
+		// mcp-go logs each client's GET for an event stream, which a
+		// stateless server without streaming refuses by design, at info:
+		// a normal connect read as a failure. Its warnings still show.
+		server.WithStreamableHTTPLogger(slog.New(warnAndUp{slog.Default().Handler()})),
 		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
 			return auth.WithIdentity(ctx, auth.IdentityFrom(r.Context()))
 		}),
@@ -213,3 +217,13 @@ func loopbackOrigin(origin string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
+
+// warnAndUp is a slog.Handler that drops records below warning.
+type warnAndUp struct{ slog.Handler }
+
+func (h warnAndUp) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && h.Handler.Enabled(ctx, l)
+}
+
+func (h warnAndUp) WithAttrs(as []slog.Attr) slog.Handler { return warnAndUp{h.Handler.WithAttrs(as)} }
+func (h warnAndUp) WithGroup(n string) slog.Handler       { return warnAndUp{h.Handler.WithGroup(n)} }
