@@ -150,7 +150,7 @@ func testWriteNote(t *testing.T, c *Client) {
 	c.MustFail("note-not-found", "write_note", map[string]any{"path": scratch + "/Missing.md", "content": "x", "mode": "append"})
 	c.MustFail("not-markdown", "write_note", map[string]any{"path": scratch + "/data.csv", "content": "x"})
 	// Sheaf's own and the editor's folders are never written by a tool.
-	c.MustFail("folder-not-allowed", "write_note", map[string]any{"path": ".obsidian/evil.md", "content": "x"})
+	c.MustFail("path-invalid", "write_note", map[string]any{"path": ".obsidian/evil.md", "content": "x"})
 	c.MustFail("path-invalid", "write_note", map[string]any{"path": "../evil.md", "content": "x"})
 	c.MustFail("args-invalid", "write_note", map[string]any{"path": p, "content": "x", "mode": "sideways"})
 	// sources/ is write-once.
