@@ -313,7 +313,9 @@ func configurationDoc(root *cobra.Command) string {
 	var b strings.Builder
 	b.WriteString("# Configuration\n\n" + generatedNote)
 	b.WriteString("Every setting is a flag and an environment variable: `--max-note-bytes` is `SHEAF_MAX_NOTE_BYTES`. " +
-		"A flag on the command line wins over its variable. Each command takes only the settings it uses (`sheaf COMMAND --help`).\n\n" +
+		"A flag on the command line wins over its variable. Each command takes only the settings it uses (`sheaf COMMAND --help`). " +
+		"A few flags belong to one command and are listed only by its `--help`: `reconcile`'s `--webhook` and `--webhook-token` (`SHEAF_WEBHOOK_TOKEN`), " +
+		"`sync`'s (which takes `LOCAL s3://...` as arguments, and whose `--state` is its own state folder), `write`'s and `keys`'s.\n\n" +
 		"Where things live: a folder vault's index, catalog, vectors and Sheaf's own objects (leases, proposals, the cursor key) " +
 		"are kept in a folder named after the vault in the user cache folder (`~/.cache/sheaf/<name>-<hash>` on Linux, " +
 		"`~/Library/Caches/sheaf/...` on macOS, `%LocalAppData%\\sheaf\\...` on Windows; `--state` puts them anywhere), " +
@@ -365,6 +367,9 @@ func configurationDoc(root *cobra.Command) string {
 				if f.Value.Type() == "int64" || f.Value.Type() == "int" {
 					def = sizeName(def)
 				}
+			}
+			if name == "log-level" {
+				def += " (warn for " + strings.Join(quietCommands, ", ") + ")"
 			}
 			cs := slices.Clone(takes[name])
 			sort.Strings(cs)

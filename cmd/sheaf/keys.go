@@ -42,7 +42,7 @@ changes within seconds.`,
 func keysFlags(cmd *cobra.Command) *config.Config {
 	cfg := &config.Config{}
 	f := cmd.Flags()
-	f.StringVar(&cfg.Vault, "vault", "", "the vault whose .sheaf/keys.json holds the keys: a folder or s3://bucket/prefix")
+	f.StringVar(&cfg.Vault, "vault", "", "the vault whose keys to manage: a folder (its keys live in your config folder: sheaf state where prints it) or s3://bucket/prefix (in the bucket's .sheaf/keys.json)")
 	f.StringVar(&cfg.Keys, "keys", "", "a keys file to use instead of the vault's (ssm: parameters are read-only here)")
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error { return config.Env(cmd.Flags()) }
 	return cfg

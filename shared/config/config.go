@@ -91,7 +91,7 @@ func Flags(c *Config, fs *pflag.FlagSet) {
 		f := fs.Lookup(name)
 		return f != nil && f.Changed
 	}
-	fs.StringVar(&c.Vault, "vault", "", "the vault: a folder of Markdown notes, or s3://bucket/prefix?endpoint=...&path_style=true (with --search http://meili:7700)")
+	fs.StringVar(&c.Vault, "vault", "", "the vault: a folder of Markdown notes, or, for the commands that serve or index a cloud vault, s3://bucket/prefix?endpoint=...&path_style=true (with --search http://meili:7700)")
 	fs.StringVar(&c.VaultID, "vault-id", "", "the vault's id, the value of the tools' vault argument (default: from the folder name)")
 	fs.StringVar(&c.State, "state", "", "folder for the index, the catalog and Sheaf's own objects (default: a folder named after the vault in the user cache folder, e.g. ~/.cache/sheaf/notes-1a2b3c4d; an existing <vault>/.sheaf is used as it is)")
 	fs.StringVar(&c.HTTP, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8787) instead of stdio")
