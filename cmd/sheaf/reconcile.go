@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -31,12 +32,15 @@ reconcile starts, so no event is lost meanwhile.`,
 	}
 	cfg := withConfig(cmd)
 	webhook := cmd.Flags().String("webhook", "", "after reconciling, serve S3 event notifications (POST, any path) on this address, e.g. 127.0.0.1:8790")
-	webhookToken := cmd.Flags().String("webhook-token", "", "bearer token the webhook requires (required to listen beyond loopback)")
+	webhookToken := cmd.Flags().String("webhook-token", "", "bearer token the webhook requires (required to listen beyond loopback); or SHEAF_WEBHOOK_TOKEN")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
 		log := logger(cfg.LogLevel)
 		if !config.IsCloud(cfg.Vault) {
 			return fmt.Errorf("reconcile takes a cloud vault (--vault s3://bucket/prefix); index a folder with `sheaf index`")
+		}
+		if *webhookToken == "" {
+			*webhookToken = os.Getenv("SHEAF_WEBHOOK_TOKEN")
 		}
 		if *webhook != "" && *webhookToken == "" && !loopback(*webhook) {
 			return fmt.Errorf("refusing to serve the webhook on %s without a token: set --webhook-token (SHEAF_WEBHOOK_TOKEN) or bind 127.0.0.1", *webhook)
