@@ -127,7 +127,9 @@ func keysAddCmd() *cobra.Command {
 		}
 		var token string
 		var k auth.Key
+		first := false
 		if err := w.Update(cmd.Context(), func(kf *auth.KeyFile) error {
+			first = len(kf.Keys) == 0
 			token, k, err = kf.Add(o, now)
 			return err
 		}); err != nil {
@@ -135,6 +137,9 @@ func keysAddCmd() *cobra.Command {
 		}
 		fmt.Fprintln(cmd.OutOrStdout(), token)
 		fmt.Fprintf(cmd.ErrOrStderr(), "added key %q (id %s, %s) to %v; it is shown only this once\n", k.Name, k.ID, describeKey(k), w)
+		if first {
+			fmt.Fprintln(cmd.ErrOrStderr(), "this is the vault's first key: from now on its servers over HTTP (sheaf serve --http, already running ones too) ask every client for a key (401 without one); stdio is not affected")
+		}
 		return nil
 	}
 	return cmd

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -136,5 +137,22 @@ func TestKeysFileFlag(t *testing.T) {
 	out, err := exec.Command(bin, "serve", "--vault", sampleVault(t), "--http", "127.0.0.1:0", "--keys", bad).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "keys file") {
 		t.Errorf("a broken keys file: err %v, %s", err, out)
+	}
+}
+
+// TestKeysFirstKeyWarns: the vault's first key says that HTTP servers of
+// the vault now ask for a key; later ones do not repeat it.
+func TestKeysFirstKeyWarns(t *testing.T) {
+	vault := sampleVault(t)
+	for i, want := range []bool{true, false} {
+		cmd := exec.Command(bin, "keys", "add", fmt.Sprintf("k%d", i), "--vault", vault)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("keys add: %v\n%s", err, stderr.String())
+		}
+		if got := strings.Contains(stderr.String(), "first key"); got != want {
+			t.Errorf("key %d: warned %v, want %v:\n%s", i, got, want, stderr.String())
+		}
 	}
 }
