@@ -410,7 +410,8 @@ func truncateText(s string, max int) (string, bool) {
 
 type readOutlineIn struct {
 	VaultArg
-	Path string `json:"path" jsonschema:"Vault-relative path of the note." schema:"minLength=1"`
+	Path   string `json:"path" jsonschema:"Vault-relative path of the note." schema:"minLength=1"`
+	Offset int    `json:"offset,omitempty" jsonschema:"headings to skip: a note with more headings than one answer holds comes in pages, the next one at clipped's next_offset" schema:"minimum=0"`
 }
 
 // OutlineHeading is one heading of read_outline.
@@ -424,6 +425,7 @@ type OutlineHeading struct {
 type readOutlineOut struct {
 	Coverage
 	Path     string           `json:"path"`
+	Offset   int              `json:"offset"`
 	Headings []OutlineHeading `json:"headings"`
 }
 
@@ -437,8 +439,13 @@ func (s *Core) ReadOutline(ctx context.Context, in readOutlineIn) (*readOutlineO
 	if err != nil {
 		return nil, err
 	}
-	out := &readOutlineOut{Path: ln.obj.Path, Headings: []OutlineHeading{}}
-	for _, h := range ln.parsed.Note.Headings {
+	hs := ln.parsed.Note.Headings
+	if in.Offset > len(hs) {
+		return nil, newError(KindArgsInvalid, map[string]any{"argument": "offset", "headings": len(hs)},
+			"offset %d is past the note's %d headings.", in.Offset, len(hs))
+	}
+	out := &readOutlineOut{Path: ln.obj.Path, Offset: in.Offset, Headings: []OutlineHeading{}}
+	for _, h := range hs[in.Offset:] {
 		out.Headings = append(out.Headings, OutlineHeading{Level: h.Level, Title: h.Title, ID: h.ID, Line: h.Line})
 	}
 	return out, nil

@@ -625,3 +625,19 @@ func TestBigNoteParsesWait(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReadOutlinePages: offset skips headings (the clipper's next_offset
+// comes from the answer's offset), and one past the end is args-invalid.
+func TestReadOutlinePages(t *testing.T) {
+	s, _, _ := writeServer(t)
+	ctx := context.Background()
+	all, err := s.ReadOutline(ctx, readOutlineIn{Path: "Multilingual.md"})
+	if err != nil || len(all.Headings) < 3 {
+		t.Fatalf("outline: %+v %v", all, err)
+	}
+	rest, err := s.ReadOutline(ctx, readOutlineIn{Path: "Multilingual.md", Offset: 2})
+	if err != nil || rest.Offset != 2 || len(rest.Headings) != len(all.Headings)-2 || rest.Headings[0] != all.Headings[2] {
+		t.Errorf("offset 2: %+v %v", rest, err)
+	}
+	wantKind(t, "offset past the end", errOf(s.ReadOutline(ctx, readOutlineIn{Path: "Multilingual.md", Offset: len(all.Headings) + 1})), KindArgsInvalid)
+}
