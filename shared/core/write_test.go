@@ -641,3 +641,28 @@ func TestReadOutlinePages(t *testing.T) {
 	}
 	wantKind(t, "offset past the end", errOf(s.ReadOutline(ctx, readOutlineIn{Path: "Multilingual.md", Offset: len(all.Headings) + 1})), KindArgsInvalid)
 }
+
+// TestMoveNamesUnindexedLinkers: a note the index does not hold, whose
+// text names the moved note, is listed in not_rewritten (its links were
+// never read); one that does not name it is not.
+func TestMoveNamesUnindexedLinkers(t *testing.T) {
+	s, v, dir := writeServer(t)
+	ctx := context.Background()
+	for name, body := range map[string]string{"Blob.md": "\x00\x01\x02 see [[Short]] \x00\x03", "Other blob.md": "\x00\x01\x02 nothing \x00\x03"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_ = v.Reindex.Reindex(ctx, name)
+	}
+	out, err := s.MoveNote(ctx, MoveNoteIn{Path: "Short.md", NewPath: "Shorter.md", DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range out.NotRewritten {
+		got = append(got, n.Path)
+	}
+	if !slices.Equal(got, []string{"Blob.md"}) {
+		t.Errorf("not_rewritten %v, want [Blob.md]", got)
+	}
+}

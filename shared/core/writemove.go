@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -52,7 +53,7 @@ type moveOut struct {
 	ContentHash  string          `json:"content_hash,omitempty" jsonschema:"of the note at its new path"`
 	LinksChanged int             `json:"links_rewritten"`
 	Rewritten    []RewrittenNote `json:"rewritten" jsonschema:"every note whose links were rewritten, the moved note included"`
-	NotRewritten []NotRewritten  `json:"not_rewritten,omitempty" jsonschema:"notes whose links to the note still use the old path: under an immutable path, or kept changing (or vanished) while being rewritten; moved_to says where the note went"`
+	NotRewritten []NotRewritten  `json:"not_rewritten,omitempty" jsonschema:"notes whose links to the note still use the old path: under an immutable path, or kept changing (or vanished) while being rewritten, or not indexed (too large, binary) with text that names the note; moved_to says where the note went"`
 	NowResolved  []NowResolved   `json:"now_resolved,omitempty" jsonschema:"links that pointed nowhere (or were ambiguous) and now point to a note; left as written"`
 	Index        WriteIndex      `json:"index"`
 	Ledger       *string         `json:"ledger,omitempty"`
@@ -222,6 +223,12 @@ func (s *Core) moveLocked(ctx context.Context, v, base *Vault, in MoveNoteIn, fr
 		case <-ctx.Done():
 			return nil, nil, ctx.Err()
 		case <-time.After(goneGrace << round):
+		}
+	}
+	if cat, err := base.Catalogs.Catalog(ctx); err == nil {
+		for _, p := range unindexedLinkers(ctx, base, cat, from) {
+			out.NotRewritten = append(out.NotRewritten, NotRewritten{Path: p, MovedTo: to,
+				Reason: "not indexed (" + cat.Problem(p) + "), so its links cannot be read or rewritten; its text names " + vault.NameOf(from) + ", so it may still link to " + from})
 		}
 	}
 	for _, p := range order {
@@ -471,4 +478,37 @@ func afterPath(p, from, to string) string {
 		return to
 	}
 	return p
+}
+
+// unindexedLinkers lists the notes the index does not hold (too large,
+// binary) whose text names the note at from (its name, in any case): their
+// links were never read, so a move cannot rewrite them and may leave them
+// pointing at nothing.
+func unindexedLinkers(ctx context.Context, v *Vault, cat *vault.Catalog, from string) []string {
+	var out []string
+	name := []byte(strings.ToLower(vault.NameOf(from)))
+	for _, p := range cat.Unindexed() {
+		if mentions(ctx, v.Store, p, name) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// mentions reports whether the object at p holds name (lower-case),
+// reading it a few MiB at a time.
+func mentions(ctx context.Context, st store.Store, p string, name []byte) bool {
+	const chunk = 4 << 20
+	for off := int64(0); ; off += chunk {
+		b, obj, err := store.GetRange(ctx, st, p, off, chunk+int64(len(name)))
+		if err != nil || len(b) == 0 {
+			return false
+		}
+		if bytes.Contains(bytes.ToLower(b), name) {
+			return true
+		}
+		if off+chunk >= obj.Size {
+			return false
+		}
+	}
 }
