@@ -268,7 +268,8 @@ func TestMoveNoteTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.LinksChanged != dry.LinksChanged || len(out.NotRewritten) != 0 || out.Index.State != "current" {
+	// binary.md, which the index does not hold, names Compost: it is said.
+	if out.LinksChanged != dry.LinksChanged || len(out.NotRewritten) != 1 || out.NotRewritten[0].Path != "binary.md" || out.Index.State != "current" {
 		t.Errorf("move: %d links (dry run %d), not rewritten %v", out.LinksChanged, dry.LinksChanged, out.NotRewritten)
 	}
 	for _, r := range out.Rewritten {
