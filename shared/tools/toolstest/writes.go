@@ -333,13 +333,16 @@ func testMoveNote(t *testing.T, c *Client) {
 				New string `json:"new"`
 			} `json:"changes"`
 		} `json:"rewritten"`
-		NotRewritten []any `json:"not_rewritten"`
+		NotRewritten []struct {
+			Path string `json:"path"`
+		} `json:"not_rewritten"`
 	}
 	c.MustOK("move_note", map[string]any{"path": moveTarget, "new_path": to, "dry_run": true}, &mv)
 	c.MustOK("read_note", map[string]any{"path": moveTarget}, nil) // a dry run moves nothing
 	dryLinks := mv.LinksChanged
 	c.MustOK("move_note", map[string]any{"path": moveTarget, "new_path": to}, &mv)
-	if mv.LinksChanged < 5 || mv.LinksChanged != dryLinks || len(mv.NotRewritten) != 0 {
+	// binary.md, which no index holds, names Compost: it is said.
+	if mv.LinksChanged < 5 || mv.LinksChanged != dryLinks || len(mv.NotRewritten) != 1 || mv.NotRewritten[0].Path != "binary.md" {
 		t.Errorf("move: %d links rewritten (dry run %d), not rewritten %v", mv.LinksChanged, dryLinks, mv.NotRewritten)
 	}
 	got := map[string]string{}
