@@ -19,7 +19,7 @@ RIE_VERSION       ?= v0.0.0-20261030222936-bef5c4ba774d
 GOBIN_DIR         := $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
 export PATH       := $(GOBIN_DIR):$(PATH)
 
-.PHONY: build test tools unit race smoke quickstart vet bench bench-search bench-big bench-sync fuzz run clean docs release sam-build sam-api sam-index s3-local
+.PHONY: build test tools versitygw unit race smoke quickstart vet bench bench-search bench-big bench-sync fuzz run clean docs release sam-build sam-api sam-index s3-local
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(GOTAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sheaf
@@ -33,8 +33,11 @@ test: tools vet unit race smoke quickstart
 # MCP SDK and the USE-lite embedder (npm, versions pinned in package.json).
 # docker-compose and shellcheck (Debian packages) validate infra/ and
 # localstack/ when present; .ci/run installs them.
-tools:
+# versitygw alone: what `make s3-local` needs (no npm).
+versitygw:
 	@test -x $(GOBIN_DIR)/versitygw || $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
+
+tools: versitygw
 	@test -x $(GOBIN_DIR)/aws-lambda-rie || $(GO) install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)
 	@test -d infra/smoke/node_modules || npm --prefix infra/smoke install --no-audit --no-fund --loglevel=error
 	@test -d infra/embedder/node_modules || npm --prefix infra/embedder install --no-audit --no-fund --loglevel=error
@@ -88,7 +91,7 @@ sam-api:
 
 # A local S3-compatible server (versitygw, from make tools) on S3_ADDR.
 S3_ADDR ?= 127.0.0.1:7070
-s3-local: tools
+s3-local: versitygw
 	S3_ADDR=$(S3_ADDR) S3_WEBHOOK=$(S3_WEBHOOK) infra/s3local.sh
 
 # Benchmarks: parser, store, text index, catalog, and the end-to-end numbers
@@ -179,6 +182,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRecord -fuzztime 15s ./shared/history/folder/
 
 run:
+	@echo "building and starting sheaf (the first build takes a minute); MCP at http://$(ADDR)/mcp"
 	$(GO) run ./cmd/sheaf serve --vault $(VAULT) --http $(ADDR)
 
 clean:
