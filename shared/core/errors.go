@@ -149,8 +149,10 @@ func humanReason(why string) string {
 		return "is too long"
 	case why == "not valid UTF-8":
 		return "is not valid UTF-8 text"
-	case strings.HasPrefix(why, "contains a \"..\""), strings.HasPrefix(why, "contains a \".\""):
+	case strings.HasPrefix(why, "contains a \"..\""):
 		return why + " (it would climb out of the vault)"
+	case strings.HasPrefix(why, "contains a \".\""):
+		return why + " (send the path without it: a/./b is a/b)"
 	case strings.HasPrefix(why, "contains"), strings.HasPrefix(why, "starts"), strings.HasPrefix(why, "ends"),
 		strings.HasPrefix(why, "has"), strings.HasPrefix(why, "leads"), strings.HasPrefix(why, "goes"):
 		return why

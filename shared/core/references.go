@@ -67,7 +67,10 @@ const (
 // FindReferences implements find_references.
 func (s *Core) FindReferences(ctx context.Context, in findReferencesIn) (*findReferencesOut, error) {
 	if (len(in.Values) > 0) == (in.Path != "") {
-		return nil, newError(KindArgsInvalid, nil, "send either values or path, not both")
+		if in.Path == "" {
+			return nil, newError(KindArgsInvalid, nil, "Send values (text to look for) or path (a note whose references to find).")
+		}
+		return nil, newError(KindArgsInvalid, nil, "Send either values or path, not both.")
 	}
 	v, cat, err := s.open(ctx, in.VaultArg)
 	if err != nil {

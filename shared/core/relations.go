@@ -158,7 +158,10 @@ type noteRelationsOut struct {
 // NoteRelations implements note_relations.
 func (s *Core) NoteRelations(ctx context.Context, in noteRelationsIn) (*noteRelationsOut, error) {
 	if (in.ID != "") == (in.Path != "") {
-		return nil, newError(KindArgsInvalid, nil, "send either id or path, not both")
+		if in.Path == "" {
+			return nil, newError(KindArgsInvalid, nil, "Send id or path to say which note.")
+		}
+		return nil, newError(KindArgsInvalid, nil, "Send either id or path, not both.")
 	}
 	_, cat, err := s.open(ctx, in.VaultArg)
 	if err != nil {
