@@ -157,7 +157,10 @@ type extractor struct {
 
 func (x *extractor) addTag(t string) {
 	t = NormalizeTag(t)
-	if t != "" && !x.seen[t] {
+	if strings.Trim(t, "0123456789/") == "" {
+		return // no letter: not a tag in Obsidian (#1984, frontmatter tags: [42]), nor here
+	}
+	if !x.seen[t] {
 		x.seen[t] = true
 		x.note.Tags = append(x.note.Tags, t)
 	}

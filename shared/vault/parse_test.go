@@ -207,6 +207,15 @@ Body`
 	}
 }
 
+// TestNumericFrontmatterTags: a frontmatter tag of digits alone is no tag,
+// as an inline #1984 is not (Obsidian's rule).
+func TestNumericFrontmatterTags(t *testing.T) {
+	n := Parse("n.md", []byte("---\ntags: [123, 1984/05, y1984, true]\n---\n#2024 and #v2\n")).Note
+	if !reflect.DeepEqual(n.Tags, []string{"y1984", "true", "v2"}) {
+		t.Errorf("tags = %q", n.Tags)
+	}
+}
+
 func TestNoteDescription(t *testing.T) {
 	src := `---
 title: Leave
