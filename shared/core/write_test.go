@@ -666,4 +666,22 @@ func TestMoveNamesUnindexedLinkers(t *testing.T) {
 	if !slices.Equal(got, []string{"Blob.md"}) {
 		t.Errorf("not_rewritten %v, want [Blob.md]", got)
 	}
+	// A caller limited to some folders hears nothing of notes outside them.
+	scoped := asKey(ctx, "k1", "scoped", "*.md")
+	if err := os.MkdirAll(filepath.Join(dir, "Private"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, "Blob.md"), filepath.Join(dir, "Private", "Blob.md")); err != nil {
+		t.Fatal(err)
+	}
+	_ = v.Reindex.Reindex(ctx, "Blob.md", "Private/Blob.md")
+	out, err = s.MoveNote(scoped, MoveNoteIn{Path: "Short.md", NewPath: "Shorter.md", DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range out.NotRewritten {
+		if strings.HasPrefix(n.Path, "Private/") {
+			t.Errorf("a scoped caller was told of %s", n.Path)
+		}
+	}
 }

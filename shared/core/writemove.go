@@ -226,7 +226,7 @@ func (s *Core) moveLocked(ctx context.Context, v, base *Vault, in MoveNoteIn, fr
 		}
 	}
 	if cat, err := base.Catalogs.Catalog(ctx); err == nil {
-		for _, p := range unindexedLinkers(ctx, base, cat, from) {
+		for _, p := range unindexedLinkers(ctx, base, cat, from, id) {
 			out.NotRewritten = append(out.NotRewritten, NotRewritten{Path: p, MovedTo: to,
 				Reason: "not indexed (" + cat.Problem(p) + "), so its links cannot be read or rewritten; its text names " + vault.NameOf(from) + ", so it may still link to " + from})
 		}
@@ -484,10 +484,14 @@ func afterPath(p, from, to string) string {
 // binary) whose text names the note at from (its name, in any case): their
 // links were never read, so a move cannot rewrite them and may leave them
 // pointing at nothing.
-func unindexedLinkers(ctx context.Context, v *Vault, cat *vault.Catalog, from string) []string {
+// A folder-scoped caller hears only of notes in its folders.
+func unindexedLinkers(ctx context.Context, v *Vault, cat *vault.Catalog, from string, id auth.Identity) []string {
 	var out []string
 	name := []byte(strings.ToLower(vault.NameOf(from)))
 	for _, p := range cat.Unindexed() {
+		if id.Scoped() && !id.Folders.Allows(p) {
+			continue
+		}
 		if mentions(ctx, v.Store, p, name) {
 			out = append(out, p)
 		}
@@ -495,11 +499,11 @@ func unindexedLinkers(ctx context.Context, v *Vault, cat *vault.Catalog, from st
 	return out
 }
 
-// mentions reports whether the object at p holds name (lower-case),
-// reading it a few MiB at a time.
+// mentions reports whether the object at p holds name (lower-case) in
+// its first maxMention bytes, reading them a few MiB at a time.
 func mentions(ctx context.Context, st store.Store, p string, name []byte) bool {
 	const chunk = 4 << 20
-	for off := int64(0); ; off += chunk {
+	for off := int64(0); off < maxMention; off += chunk {
 		b, obj, err := store.GetRange(ctx, st, p, off, chunk+int64(len(name)))
 		if err != nil || len(b) == 0 {
 			return false
@@ -511,4 +515,9 @@ func mentions(ctx context.Context, st store.Store, p string, name []byte) bool {
 			return false
 		}
 	}
+	return false
 }
+
+// maxMention bounds what a move reads of each unindexed note (they are
+// rare, but each may be hundreds of MiB).
+const maxMention = 64 << 20
