@@ -78,7 +78,7 @@ func readAllPages(t *testing.T, s *mcp.ClientSession, path string, wantHash stri
 		if err := json.Unmarshal(raw, &page); err != nil {
 			t.Fatal(err)
 		}
-		if page.Offset != offset || page.ContentHash != wantHash || page.Truncated != (page.NextOffset != nil) {
+		if page.Offset != offset || page.ContentHash != wantHash || !page.Truncated {
 			t.Fatalf("page at %d: offset %d, hash %s (want %s), truncated %v", offset, page.Offset, page.ContentHash, wantHash, page.Truncated)
 		}
 		if text := res.Content[0].(*mcp.TextContent).Text; !json.Valid([]byte(text)) {

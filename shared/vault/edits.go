@@ -31,9 +31,10 @@ func (e *EditError) Unwrap() error { return ErrNotUnique }
 // ApplyEdits applies the edits in order, each to the text the previous one
 // left: every find must occur exactly once (overlapping occurrences count
 // separately), else nothing is applied and the error is an *EditError. An
-// empty find is ErrBadEdit. In a note whose lines end in CRLF, a replace's
-// line breaks become CRLF too, and a find written with bare line breaks
-// that does not occur as written is looked for with CRLF.
+// empty find is ErrBadEdit. In a note whose lines end in CRLF, a find
+// written with bare line breaks that does not occur as written is looked
+// for with CRLF, and the replace's line breaks become CRLF, unless the
+// find occurs as written with bare line breaks of its own.
 func ApplyEdits(src []byte, edits []Edit) ([]byte, error) {
 	out := src
 	crlf := lineEnding(src) == "\r\n"
@@ -42,10 +43,15 @@ func ApplyEdits(src []byte, edits []Edit) ([]byte, error) {
 			return nil, fmt.Errorf("%w: edit %d has an empty find", ErrBadEdit, i)
 		}
 		if crlf {
-			e.Replace = toCRLF(e.Replace)
-			if !bytes.Contains(out, []byte(e.Find)) {
-				e.Find = toCRLF(e.Find)
+			switch {
+			case !bytes.Contains(out, []byte(e.Find)):
+				e.Find, e.Replace = toCRLF(e.Find), toCRLF(e.Replace)
+			case !bareLF(e.Find):
+				e.Replace = toCRLF(e.Replace)
 			}
+			// A find with bare line breaks that occurs as written works on
+			// the bytes as they are ("\nLine" after a "\r"): its replace
+			// is kept as written.
 		}
 		find := []byte(e.Find)
 		at := bytes.Index(out, find)
@@ -61,6 +67,17 @@ func ApplyEdits(src []byte, edits []Edit) ([]byte, error) {
 		out = append(next, out[at+len(find):]...)
 	}
 	return out, nil
+}
+
+// bareLF reports whether s holds a line feed not preceded by a carriage
+// return.
+func bareLF(s string) bool {
+	for i := range len(s) {
+		if s[i] == '\n' && (i == 0 || s[i-1] != '\r') {
+			return true
+		}
+	}
+	return false
 }
 
 // toCRLF ends every line of s with CRLF.

@@ -20,6 +20,12 @@ func TestApplyEdits(t *testing.T) {
 	if err != nil || string(out) != "---\r\ntitle: T\r\n---\r\nX1\r\nY\r\n" {
 		t.Errorf("CRLF: %q, %v", out, err)
 	}
+	// A find with a bare line break that occurs as written (the LF of a
+	// CRLF) keeps its replace as written: no stray CR.
+	out, err = ApplyEdits([]byte("a\r\nLine\r\nb\r\n"), []Edit{{"\nLine", "\nOther"}})
+	if err != nil || string(out) != "a\r\nOther\r\nb\r\n" {
+		t.Errorf("bare LF find in a CRLF note: %q, %v", out, err)
+	}
 	for _, tt := range []struct {
 		edits   []Edit
 		index   int
