@@ -15,6 +15,7 @@ import (
 
 	"github.com/sheaf-dev/sheaf/shared/config"
 	"github.com/sheaf-dev/sheaf/shared/s3events"
+	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
 func reconcileCmd() *cobra.Command {
@@ -101,18 +102,21 @@ reconcile starts, so no event is lost meanwhile.`,
 
 // openCloudVault opens the cloud vault and loads its catalog. With wait, a
 // vault that cannot be read yet (the S3 server not started, the bucket not
-// made) is tried again, every few seconds, until ctx ends.
+// made) is tried again, every few seconds, until ctx ends; a setting that
+// is wrong (OpenCloud reads nothing, so its errors are the settings') or a
+// catalog of an unknown version fails at once.
 func openCloudVault(ctx context.Context, cfg *config.Config, log *slog.Logger, wait bool) (*config.Cloud, error) {
 	for attempt := 0; ; attempt++ {
 		cl, err := config.OpenCloud(ctx, cfg, log)
-		if err == nil {
-			if err = cl.LoadCatalog(ctx); err == nil { // before any event is applied
-				checkConditionalWrites(ctx, cl.Store, log)
-				return cl, nil
-			}
-			cl.Close()
+		if err != nil {
+			return nil, err
 		}
-		if !wait || ctx.Err() != nil {
+		if err = cl.LoadCatalog(ctx); err == nil { // before any event is applied
+			checkConditionalWrites(ctx, cl.Store, log)
+			return cl, nil
+		}
+		cl.Close()
+		if !wait || ctx.Err() != nil || errors.Is(err, vault.ErrSnapshotVersion) {
 			return nil, err
 		}
 		pause := min(time.Second<<min(attempt, 4), 15*time.Second)

@@ -71,9 +71,10 @@ func edits(rule proposeRule, paths ...pathArg) access {
 
 // gatePath checks one path argument's value. The always-denied folders
 // (auth.AlwaysDenied: Sheaf's keys and proposals, the editor's settings, git,
-// the trash) are folder-not-allowed to every writer and every folder-scoped
-// caller; a whole-vault reader gets what the read tools say of hidden
-// folders (they are not part of the vault: note-not-found).
+// the trash) are folder-not-allowed to every folder-scoped caller, and
+// path-invalid to a writer no folders limit (what is wrong is the path,
+// not a credential); a whole-vault reader gets what the read tools say of
+// hidden folders (they are not part of the vault: note-not-found).
 func gatePath(id auth.Identity, p pathArg, raw string, writes bool) *Error {
 	var path string
 	var err error

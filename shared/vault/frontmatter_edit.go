@@ -220,13 +220,14 @@ func patchFrontmatter(src []byte, sp *Spans, key string, op PatchOp, content str
 		if err := yaml.Unmarshal(ny, &after); err != nil {
 			return nil, badEdit("the content would make the frontmatter unreadable (%v): nothing written", err)
 		}
-		if len(ny) > maxFrontmatter && len(y) <= maxFrontmatter {
-			return nil, badEdit("the frontmatter would grow past %d KiB, which Sheaf does not read: nothing written", maxFrontmatter>>10)
-		}
 	}
 	out := splice(src, yStart, yEnd, string(ny))
-	if fe := frontmatterEnd(out); fe == 0 || !bytes.Equal(out[fe:], src[sp.BodyStart:]) {
+	fe := frontmatterEnd(out)
+	if fe == 0 || !bytes.Equal(out[fe:], src[sp.BodyStart:]) {
 		return nil, badEdit("the value would end the frontmatter block early")
+	}
+	if fe > maxFrontmatter && sp.BodyStart <= maxFrontmatter {
+		return nil, badEdit("the frontmatter would grow past %d KiB, which Sheaf does not read: nothing written", maxFrontmatter>>10)
 	}
 	return out, nil
 }

@@ -277,6 +277,17 @@ func TestPatchFrontmatter(t *testing.T) {
 			}
 		}
 	}
+	// A value that would take the frontmatter past what the parser reads
+	// is refused, even when the YAML alone stays under it.
+	near := strings.Repeat("x", maxFrontmatter-len(src)+100)
+	if _, err := PatchSection([]byte(src), PatchTarget{FrontmatterKey: "status"}, OpReplace, near[:maxFrontmatter-200]); err != nil {
+		t.Errorf("a value that fits: %v", err)
+	}
+	// The YAML 2 bytes under the limit, the block with its --- lines over.
+	yLen := strings.Index(src[4:], "---\n")
+	if _, err := PatchSection([]byte(src), PatchTarget{FrontmatterKey: "status"}, OpReplace, strings.Repeat("x", maxFrontmatter-2-yLen+len("draft"))); !errors.Is(err, ErrBadEdit) {
+		t.Errorf("a value past the limit with its delimiters: %v, want ErrBadEdit", err)
+	}
 	// A byte-order mark before the frontmatter is kept, the edit made.
 	if got := mustPatch(t, "\uFEFF"+src, PatchTarget{FrontmatterKey: "status"}, OpReplace, "done"); got != "\uFEFF"+strings.Replace(src, "status: draft", "status: done", 1) {
 		t.Errorf("BOM: %q", got)

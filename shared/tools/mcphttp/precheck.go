@@ -249,11 +249,6 @@ func initializes(line []byte) bool {
 	return json.Unmarshal(line, &m) == nil && m.Method == "initialize"
 }
 
-// precheckLines passes the newline-delimited messages of in through
-// precheck: answered ones are written to out and dropped, the others
-// forwarded to the returned reader (mcp-go's stdio server reads it).
-// Until ready is closed (nil: at once) only initialize goes through;
-// any other message waits for it.
 // tooLongResponse is the JSON-RPC error answering a message over the
 // limit: invalid request, with the request's id when it was found.
 func tooLongResponse(e *errLineTooLong, maxLine int64) []byte {
@@ -269,6 +264,12 @@ func tooLongResponse(e *errLineTooLong, maxLine int64) []byte {
 	return b
 }
 
+// precheckLines passes the newline-delimited messages of in through
+// precheck: answered ones are written to out and dropped, the others
+// forwarded to the returned reader (mcp-go's stdio server reads it).
+// Until ready is closed (nil: at once) only initialize goes through;
+// any other message waits for it. A message over maxLine bytes is
+// answered with tooLongResponse, unread.
 func precheckLines(in io.Reader, out io.Writer, srv *server.MCPServer, ready <-chan struct{}, maxLine int64) io.Reader {
 	pr, pw := io.Pipe()
 	go func() {

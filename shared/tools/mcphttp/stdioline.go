@@ -68,6 +68,7 @@ type idScanner struct {
 	key     string // the last key read at depth one
 	afterID bool   // a value for "id" is expected next
 	val     []byte // the id's text
+	over    bool   // the id was longer than kept
 	done    bool
 }
 
@@ -121,13 +122,15 @@ func (s *idScanner) step(c byte) {
 	case s.afterID && s.depth == 1 && c != ' ' && c != '\t' && c != '\n' && c != '\r':
 		if len(s.val) < 64 {
 			s.val = append(s.val, c)
+		} else {
+			s.over = true // an id this long is not echoed cut: it would be another id
 		}
 	}
 }
 
 // id returns the id found, as JSON, or nil.
 func (s *idScanner) id() json.RawMessage {
-	if s.val == nil || !json.Valid(s.val) {
+	if s.val == nil || s.over || !json.Valid(s.val) {
 		return nil
 	}
 	return bytes.Clone(s.val)

@@ -35,6 +35,16 @@ func FuzzIDScanner(f *testing.F) {
 	})
 }
 
+// TestIDScannerLongID: an id longer than the scanner keeps is not echoed
+// cut (a cut number is another valid id).
+func TestIDScannerLongID(t *testing.T) {
+	var sc idScanner
+	sc.feed([]byte(`{"id":` + strings.Repeat("7", 70) + `,"method":"x"}`))
+	if got := sc.id(); got != nil {
+		t.Errorf("id %s, want none", got)
+	}
+}
+
 // TestReadLineBounded: lines up to the limit come whole; a longer one is
 // skipped to its end, its length counted.
 func TestReadLineBounded(t *testing.T) {
