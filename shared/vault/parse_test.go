@@ -129,7 +129,7 @@ func TestParseHeadings(t *testing.T) {
 		{4, "日本語の見出し", "日本語の見出し", 12},
 		{5, "Привет, мир!", "привет-мир", 13},
 		{6, "Émoji 🚀 rocket", "émoji--rocket", 14},
-		{1, "", "heading", 15},
+		{1, "", "", 15},
 		{2, "Quoted", "quoted", 19},
 	}
 	got := Parse("n.md", []byte(src)).Note.Headings

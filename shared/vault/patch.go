@@ -210,6 +210,16 @@ func foldTitle(s string) string {
 // path names.
 func findHeading(sp *Spans, path []string) (int, error) {
 	what := "heading " + strings.Join(quoteAll(path), " > ")
+	if len(path) == 1 && strings.TrimSpace(path[0]) == "#" {
+		// "#": the heading whose id is empty (a title of no letters, GitHub's
+		// anchor ""; the next ones are "#-1", "#-2").
+		for i, h := range sp.Headings {
+			if h.Top && h.ID == "" {
+				return i, nil
+			}
+		}
+		return -1, &MatchError{What: what, Hint: "no heading has an empty id: read_outline lists the note's headings and ids"}
+	}
 	for _, p := range path {
 		if foldTitle(p) == "" {
 			return -1, badEdit("heading path element %q is empty", p)

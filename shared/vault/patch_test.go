@@ -361,24 +361,31 @@ func TestPatchRoundTripGenerated(t *testing.T) {
 }
 
 // TestPatchHeadingOfNoLetters: headings whose titles keep no character of
-// an anchor (emoji, punctuation) get ids all the same, and each can be
-// patched by it; the candidates of an ambiguous title name those ids.
+// an anchor (emoji, punctuation) have GitHub's ids ("", "-1", "-2"), and
+// each can be patched by it ("#" is the empty one); the candidates of an
+// ambiguous title name those ids. A real "Heading" keeps its own anchor.
 func TestPatchHeadingOfNoLetters(t *testing.T) {
-	src := "# Top\n## 🎉\nfirst\n## 🎉\nsecond\n## !!!\nthird\n"
+	src := "# Top\n## 🎉\nfirst\n## 🎉\nsecond\n## !!!\nthird\n## Heading\nfourth\n"
 	_, sp := ParseSpans("n.md", []byte(src))
 	var ids []string
 	for _, h := range sp.Headings {
 		ids = append(ids, h.ID)
 	}
-	if strings.Join(ids, " ") != "top heading heading-1 heading-2" {
+	if strings.Join(ids, "|") != "top||-1|-2|heading" {
 		t.Fatalf("ids %q", ids)
 	}
 	_, err := PatchSection([]byte(src), heading("🎉"), OpReplace, "x")
 	var me *MatchError
-	if !errors.As(err, &me) || strings.Join(me.Candidates, "|") != "Top > 🎉 (#heading)|Top > 🎉 (#heading-1)" {
+	if !errors.As(err, &me) || strings.Join(me.Candidates, "|") != "Top > 🎉 (#)|Top > 🎉 (#-1)" {
 		t.Fatalf("🎉: %v", err)
 	}
-	if got := mustPatch(t, src, heading("#heading"), OpReplace, "one"); got != "# Top\n## 🎉\none\n## 🎉\nsecond\n## !!!\nthird\n" {
+	if got := mustPatch(t, src, heading("#"), OpReplace, "one"); got != strings.Replace(src, "first", "one", 1) {
+		t.Errorf("#: %q", got)
+	}
+	if got := mustPatch(t, src, heading("#-1"), OpReplace, "two"); got != strings.Replace(src, "second", "two", 1) {
+		t.Errorf("#-1: %q", got)
+	}
+	if got := mustPatch(t, src, heading("#heading"), OpReplace, "four"); got != strings.Replace(src, "fourth", "four", 1) {
 		t.Errorf("#heading: %q", got)
 	}
 }

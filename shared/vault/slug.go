@@ -56,18 +56,9 @@ func (ids *headingIDs) Put(value []byte) {
 	ids.used[string(value)] = true
 }
 
-// emptyID stands for the anchor of a heading whose title keeps no
-// character (only emoji or punctuation), where GitHub's would be "" and
-// "-1": every heading gets an id patch_section can be given ("#heading",
-// "#heading-1").
-const emptyID = "heading"
-
 // next returns the unique anchor for a heading title.
 func (ids *headingIDs) next(title string) string {
 	slug := HeadingID(title)
-	if slug == "" {
-		slug = emptyID
-	}
 	n := ids.count[slug]
 	id := slug
 	if n > 0 {
