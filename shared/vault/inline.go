@@ -161,13 +161,22 @@ func tagName(b []byte) ([]byte, bool) {
 		if !isTagRune(r) {
 			break
 		}
-		if !unicode.IsNumber(r) && r != '_' && r != '-' && r != '/' {
-			named = true
-		}
+		named = named || namesTag(r)
 		end += size
 	}
 	name := bytes.TrimRight(b[:end], "/")
 	return name, named && len(name) > 0
+}
+
+// namesTag reports whether r makes a tag a name rather than a number: a tag
+// needs at least one rune that is not a digit, '_', '-' or '/'.
+func namesTag(r rune) bool {
+	return !unicode.IsNumber(r) && r != '_' && r != '-' && r != '/'
+}
+
+// namedTag reports whether tag holds a rune that names it (see namesTag).
+func namedTag(tag string) bool {
+	return strings.ContainsFunc(tag, namesTag)
 }
 
 func isTagRune(r rune) bool {

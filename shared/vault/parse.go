@@ -157,8 +157,8 @@ type extractor struct {
 
 func (x *extractor) addTag(t string) {
 	t = NormalizeTag(t)
-	if strings.Trim(t, "0123456789/") == "" {
-		return // no letter: not a tag in Obsidian (#1984, frontmatter tags: [42]), nor here
+	if !namedTag(t) {
+		return // digits alone: not a tag in Obsidian (#1984, frontmatter tags: [42]), nor here
 	}
 	if !x.seen[t] {
 		x.seen[t] = true

@@ -210,7 +210,7 @@ Body`
 // TestNumericFrontmatterTags: a frontmatter tag of digits alone is no tag,
 // as an inline #1984 is not (Obsidian's rule).
 func TestNumericFrontmatterTags(t *testing.T) {
-	n := Parse("n.md", []byte("---\ntags: [123, 1984/05, y1984, true]\n---\n#2024 and #v2\n")).Note
+	n := Parse("n.md", []byte("---\ntags: [123, 1984/05, 2024-05, 2024_05, １９８４, y1984, true]\n---\n#2024 and #2024-05 and #v2\n")).Note
 	if !reflect.DeepEqual(n.Tags, []string{"y1984", "true", "v2"}) {
 		t.Errorf("tags = %q", n.Tags)
 	}
