@@ -2,62 +2,56 @@ package core
 
 import (
 	"context"
-	"path"
 	"strings"
 
 	"github.com/sheaf-dev/sheaf/shared/vault"
 )
 
 // missingFolder explains an empty list of the folder dir (clean, not the
-// root): "" when the folder exists, else what is wrong and what to send
-// instead. A folder that leads out of the vault (a symlink) is
-// path-invalid, as list_folders says.
+// root): "" when some note or file is in it, else that none is, and what
+// was probably meant (the folder of another case, a note or attachment
+// named instead). It reads the catalog, and the store only under dir (so
+// a folder that leads out of the vault, a symlink, is path-invalid, as
+// list_folders says); never the whole vault's listing.
 func missingFolder(ctx context.Context, v *Vault, cat *vault.Catalog, dir string) (string, error) {
 	prefix := dir + "/"
-	for _, p := range cat.Paths() {
+	alike := ""
+	seen := func(p string) bool {
 		if strings.HasPrefix(p, prefix) {
+			return true
+		}
+		if alike == "" && len(p) > len(prefix) && strings.EqualFold(p[:len(prefix)], prefix) {
+			alike = p[:len(dir)]
+		}
+		return false
+	}
+	for _, p := range cat.Paths() {
+		if seen(p) {
 			return "", nil
 		}
 	}
 	file := ""
 	for _, a := range cat.Attachments() {
-		if strings.HasPrefix(a.Path, prefix) {
+		if seen(a.Path) {
 			return "", nil
 		}
 		if a.Path == dir {
 			file = a.Path
 		}
 	}
-	if file != "" {
-		return "\"" + file + "\" is an attachment, not a folder: read_attachment reads it; path takes a folder.", nil
-	}
 	if _, err := v.Store.Folders(ctx, dir); err != nil {
 		return "", argPathError("path", err)
 	}
-	parent := path.Dir(dir)
-	if parent == "." {
-		parent = ""
-	}
-	folders, err := v.Store.Folders(ctx, parent)
-	if err != nil {
-		return "", nil // the list stands; no hint rather than a failure
-	}
-	var alike string
-	for _, f := range folders {
-		if f == dir {
-			return "", nil
-		}
-		if alike == "" && strings.EqualFold(f, dir) {
-			alike = f
-		}
-	}
-	if n, ok := cat.Note(dir); ok {
+	switch n, ok := cat.Note(dir); {
+	case file != "":
+		return "\"" + file + "\" is an attachment, not a folder: read_attachment reads it; path takes a folder.", nil
+	case ok:
 		return "\"" + n.Path + "\" is a note, not a folder: read_note reads it; path takes a folder.", nil
 	}
 	if n, ok := cat.Note(dir + ".md"); ok {
 		return "\"" + dir + "\" is a note (" + n.Path + "), not a folder: read_note reads it; path takes a folder.", nil
 	}
-	hint := "No folder \"" + dir + "\" in the vault"
+	hint := "No note or file is in a folder \"" + dir + "\""
 	if alike != "" {
 		return hint + ": folder names are case-sensitive; did you mean \"" + alike + "\"?", nil
 	}

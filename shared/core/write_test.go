@@ -561,10 +561,10 @@ func TestEmptyListsSayWhy(t *testing.T) {
 	ctx := context.Background()
 	for path, want := range map[string]string{
 		"projects":    `did you mean "Projects"?`,
-		"Nowhere":     `No folder "Nowhere"`,
+		"Nowhere":     `No note or file is in a folder "Nowhere"`,
 		"Short.md":    `"Short.md" is a note`,
 		"Short":       `"Short" is a note (Short.md)`,
-		"Projects/Ga": `No folder "Projects/Ga"`,
+		"Projects/Ga": `No note or file is in a folder "Projects/Ga"`,
 	} {
 		got, err := s.ListNotes(ctx, listNotesIn{Path: path, Page: Page{Limit: 5}})
 		if err != nil || got.Total != 0 || !strings.Contains(got.Hint, want) {
@@ -577,8 +577,8 @@ func TestEmptyListsSayWhy(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "Empty"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.ListNotes(ctx, listNotesIn{Path: "Empty", Page: Page{Limit: 5}}); err != nil || got.Total != 0 || got.Hint != "" {
-		t.Errorf("an empty folder is no mistake: %+v %v", got, err)
+	if got, err := s.ListNotes(ctx, listNotesIn{Path: "Empty", Page: Page{Limit: 5}}); err != nil || got.Total != 0 || !strings.HasPrefix(got.Hint, `No note or file is in a folder "Empty": list_folders`) {
+		t.Errorf("an empty folder: %+v %v", got, err)
 	}
 	out := t.TempDir()
 	if err := os.Symlink(out, filepath.Join(dir, "outlink")); err != nil {
@@ -586,7 +586,7 @@ func TestEmptyListsSayWhy(t *testing.T) {
 	}
 	wantKind(t, "folder out of the vault", errOf(s.ListNotes(ctx, listNotesIn{Path: "outlink", Page: Page{Limit: 5}})), KindPathInvalid)
 	atts, err := s.ListAttachments(ctx, listAttachmentsIn{Path: "Nowhere", Page: Page{Limit: 5}})
-	if err != nil || !strings.Contains(atts.Hint, `No folder "Nowhere"`) {
+	if err != nil || !strings.Contains(atts.Hint, `No note or file is in a folder "Nowhere"`) {
 		t.Errorf("list_attachments Nowhere: %+v %v", atts, err)
 	}
 	wantKind(t, "tag #", errOf(s.NotesByTag(ctx, notesByTagIn{Tag: "#", Page: Page{Limit: 5}})), KindArgsInvalid)
