@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 )
@@ -59,5 +60,17 @@ func TestReadLineBounded(t *testing.T) {
 	}
 	if l, err := readLine(r, 100); string(l) != "last" || err == nil {
 		t.Fatalf("last: %q %v", l, err)
+	}
+}
+
+// TestWarnAndUp: mcp-go's info records (a refused event-stream GET, on
+// every connect) are dropped, its warnings kept.
+func TestWarnAndUp(t *testing.T) {
+	var b bytes.Buffer
+	log := slog.New(warnAndUp{slog.NewTextHandler(&b, &slog.HandlerOptions{Level: slog.LevelDebug})}).With("k", "v")
+	log.Info("Rejected GET request: streaming is disabled")
+	log.Warn("something wrong")
+	if out := b.String(); strings.Contains(out, "Rejected GET") || !strings.Contains(out, "something wrong") || !strings.Contains(out, "k=v") {
+		t.Errorf("logged:\n%s", out)
 	}
 }
