@@ -119,14 +119,14 @@ func readNote(ctx context.Context, v *Vault, raw string, max int64, parse bool) 
 	if err != nil {
 		return nil, err
 	}
+	// Big notes wait for the parse budget: before the read when the
+	// catalog in memory knows the size, else once the bytes are in.
 	var held int64
-	if parse {
-		if cat := residentCatalog(v.Catalogs); cat != nil {
-			if n, ok := cat.Note(path); ok && n.Size >= gateFrom {
-				if held, err = gateParse(ctx, n.Size); err != nil {
-					return nil, err
-				}
-				defer parseGate.Release(held)
+	defer func() { releaseParse(held) }()
+	if cat := residentCatalog(v.Catalogs); parse && cat != nil {
+		if n, ok := cat.Note(path); ok {
+			if held, err = gateParse(ctx, n.Size); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -134,11 +134,10 @@ func readNote(ctx context.Context, v *Vault, raw string, max int64, parse bool) 
 	if err != nil {
 		return nil, err
 	}
-	if parse && held == 0 && len(data) >= gateFrom {
+	if parse && held == 0 {
 		if held, err = gateParse(ctx, int64(len(data))); err != nil {
 			return nil, err
 		}
-		defer parseGate.Release(held)
 	}
 	ln := &loadedNote{obj: obj}
 	switch cerr := vault.Check(data); {
@@ -171,13 +170,24 @@ const (
 )
 
 // gateParse waits until a note of size bytes may be parsed and returns the
-// weight to release.
+// weight to give back with releaseParse (0 for a note under gateFrom,
+// which does not wait).
 func gateParse(ctx context.Context, size int64) (int64, error) {
+	if size < gateFrom {
+		return 0, nil
+	}
 	w := min(size, parseBudget)
 	if err := parseGate.Acquire(ctx, w); err != nil {
 		return 0, err
 	}
 	return w, nil
+}
+
+// releaseParse gives back what gateParse took.
+func releaseParse(w int64) {
+	if w > 0 {
+		parseGate.Release(w)
+	}
 }
 
 // ContentHash is the content_hash of a note's bytes, as read_note reports

@@ -179,8 +179,7 @@ func writablePath(arg, raw string) (string, error) {
 		return "", err
 	}
 	if vault.IsHidden(p) {
-		return "", newError(KindPathInvalid, map[string]any{"argument": arg, "reason": "hidden"},
-			"The %s %q is inside a folder whose name starts with a dot (Obsidian's and Sheaf's own files): write notes elsewhere.", arg, p)
+		return "", hiddenPath(arg, p)
 	}
 	if !vault.IsNotePath(p) {
 		return "", newError(KindNotMarkdown, map[string]any{"argument": arg},

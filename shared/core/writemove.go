@@ -149,6 +149,7 @@ func (s *Core) moveLocked(ctx context.Context, v, base *Vault, in MoveNoteIn, fr
 		plan    *vault.MovePlan
 		sources map[string]*sourceNote
 		order   []string
+		planned *vault.Catalog // the catalog the plan was made on
 	)
 	// Plan and read every note first: nothing is written unless every
 	// rewrite can be made. A linking note gone when read may have moved
@@ -181,6 +182,7 @@ func (s *Core) moveLocked(ctx context.Context, v, base *Vault, in MoveNoteIn, fr
 			return nil, nil, newError(KindNoteNotFound, map[string]any{"argument": "path"},
 				"%s is not indexed yet (it may have just been created): try again in a moment.", from)
 		}
+		planned = cat
 		if plan, err = vault.PlanMove(cat, from, to); err != nil {
 			return nil, nil, matchError("new_path", err)
 		}
@@ -225,11 +227,9 @@ func (s *Core) moveLocked(ctx context.Context, v, base *Vault, in MoveNoteIn, fr
 		case <-time.After(goneGrace << round):
 		}
 	}
-	if cat, err := base.Catalogs.Catalog(ctx); err == nil {
-		for _, p := range unindexedLinkers(ctx, base, cat, from, id) {
-			out.NotRewritten = append(out.NotRewritten, NotRewritten{Path: p, MovedTo: to,
-				Reason: "not indexed (" + cat.Problem(p) + "), so its links cannot be read or rewritten; its text names " + vault.NameOf(from) + ", so it may still link to " + from})
-		}
+	for _, p := range unindexedLinkers(ctx, base, planned, from, id) {
+		out.NotRewritten = append(out.NotRewritten, NotRewritten{Path: p, MovedTo: to,
+			Reason: "not indexed (" + planned.Problem(p) + "), so its links cannot be read or rewritten; its text names " + vault.NameOf(from) + ", so it may still link to " + from})
 	}
 	for _, p := range order {
 		sn := sources[p]
